@@ -1,0 +1,26 @@
+//! clawstate: the formats and rules of an OpenClaw gateway's on-disk session state.
+//!
+//! Every format, rule and algorithm of the toolkit lives here; the `claw-*` binaries
+//! only parse arguments, call in and print. One concept per module.
+
+pub mod artifact;
+pub mod atomic_file;
+pub mod byte_size;
+pub mod clock;
+pub mod config;
+pub mod duration;
+pub mod exit;
+pub mod freshness;
+pub mod gateway_lock;
+pub mod jsjson;
+pub mod lifecycle;
+pub mod listing;
+pub mod paths;
+pub mod process;
+pub mod send_policy;
+pub mod session_key;
+pub mod store;
+pub mod store_lock;
+pub mod targets;
+pub mod transcript_path;
+pub mod write_lock;
