@@ -1,1 +1,618 @@
-fn main(){}
+//! `claw-sessions`: list, show, patch, reset, delete, resolve and police the entries of
+//! an OpenClaw session store (`sessions.json`), offline.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::io::Read;
+
+use clap::{Parser, Subcommand};
+use clawstate::context::StateContext;
+use clawstate::exit;
+use clawstate::session_list::{self as listing, ListOptions};
+use clawstate::session_ops::{self, WriteOptions};
+use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use serde_json::{json, Map, Value};
+
+const PROG: &str = "claw-sessions";
+
+/// Read and maintain an OpenClaw session store offline.
+///
+/// Without a command, lists sessions like `openclaw sessions`.
+///
+/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input
+/// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, or a
+/// live gateway owns the state directory: pass --store to write offline anyway).
+#[derive(Debug, Parser)]
+#[command(name = "claw-sessions", version, about, long_about)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// Options of mutating commands.
+#[derive(Debug, Clone, clap::Args)]
+struct WriteArgs {
+    /// Show what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Exit 75 at once instead of waiting when another clawstate process writes the store.
+    #[arg(long)]
+    no_wait: bool,
+}
+
+impl WriteArgs {
+    fn options(&self) -> WriteOptions {
+        WriteOptions {
+            dry_run: self.dry_run,
+            no_wait: self.no_wait,
+        }
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+struct ListArgs {
+    /// Only sessions updated within the last MIN minutes.
+    #[arg(long, value_name = "MIN")]
+    active: Option<String>,
+    /// At most N rows (default 100), or `all`.
+    #[arg(long, value_name = "N|all")]
+    limit: Option<String>,
+    /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
+    #[arg(long, value_name = "KINDS", value_delimiter = ',')]
+    kinds: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List sessions, newest first (the envelope of `openclaw sessions --json`).
+    List(ListArgs),
+    /// Show one entry (by session key or sessionId) and its transcript path.
+    Show {
+        /// Session key (`main`, `agent:work:telegram:group:1`, …) or sessionId.
+        key: String,
+    },
+    /// Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin).
+    Patch {
+        /// Session key or sessionId.
+        key: String,
+        /// Set a field to a JSON value (a bare word is taken as a string); dots reach into objects.
+        #[arg(long = "set", value_name = "FIELD=JSON")]
+        set: Vec<String>,
+        /// Remove a field (dots reach into objects).
+        #[arg(long = "unset", value_name = "FIELD")]
+        unset: Vec<String>,
+        /// Read an RFC 7386 JSON merge patch from FILE (`-` for stdin).
+        #[arg(long, value_name = "FILE")]
+        merge: Option<String>,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
+    /// Start a new session for a key, as the gateway's sessions.reset does on disk.
+    Reset {
+        /// Session key or sessionId.
+        key: String,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
+    /// Remove entries; archive their transcripts as .deleted.<ts> unless shared.
+    Delete {
+        /// Session keys or sessionIds.
+        keys: Vec<String>,
+        /// Also read keys from stdin, one per line.
+        #[arg(long)]
+        stdin: bool,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
+    /// Whether a session is still fresh under the config's reset policy.
+    Resolve {
+        /// Session key or sessionId.
+        key: String,
+    },
+    /// The sendPolicy decision for a session, and the rule that made it.
+    Policy {
+        /// Session key or sessionId (an unknown key is evaluated from the key alone).
+        key: String,
+        /// The channel of the send (default: from the entry or key).
+        #[arg(long)]
+        channel: Option<String>,
+        /// The chat type of the send: direct, group, channel.
+        #[arg(long)]
+        chat_type: Option<String>,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    if common::maybe_print_man::<Cli>() {
+        return std::process::ExitCode::SUCCESS;
+    }
+    let cli = Cli::parse();
+    run_main(PROG, || run(cli))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let ctx = cli.global.context(PROG)?;
+    let mode = cli.global.output();
+    match cli.command {
+        None => list(
+            &ctx,
+            mode,
+            ListArgs {
+                active: None,
+                limit: None,
+                kinds: Vec::new(),
+            },
+        ),
+        Some(Command::List(a)) => list(&ctx, mode, a),
+        Some(Command::Show { key }) => show(&ctx, mode, &key),
+        Some(Command::Patch {
+            key,
+            set,
+            unset,
+            merge,
+            write,
+        }) => {
+            let patch = build_patch(&set, &unset, merge.as_deref())?;
+            patch_cmd(&ctx, mode, &key, &patch, write.options())
+        }
+        Some(Command::Reset { key, write }) => reset(&ctx, mode, &key, write.options()),
+        Some(Command::Delete {
+            mut keys,
+            stdin,
+            write,
+        }) => {
+            if stdin {
+                let mut s = String::new();
+                std::io::stdin()
+                    .read_to_string(&mut s)
+                    .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
+                keys.extend(
+                    s.lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .map(String::from),
+                );
+            }
+            if keys.is_empty() {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    "delete: give at least one KEY (or --stdin)",
+                ));
+            }
+            delete(&ctx, mode, &keys, write.options())
+        }
+        Some(Command::Resolve { key }) => resolve(&ctx, mode, &key),
+        Some(Command::Policy {
+            key,
+            channel,
+            chat_type,
+        }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
+    }
+}
+
+fn waiting() {
+    eprintln!("{PROG}: waiting for another clawstate process to finish writing the store…");
+}
+
+fn print_json(v: &Value) -> Result<(), Failure> {
+    let mut s = clawstate::jsjson::to_string_pretty(v);
+    s.push('\n');
+    out(&s)
+}
+
+fn print_warning(w: Option<String>) {
+    if let Some(w) = w {
+        warn(PROG, &w);
+    }
+}
+
+fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure> {
+    let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
+        .map_err(|m| Failure::new(exit::USAGE, m))?;
+    let targets = ctx.targets().or_fail()?;
+    let result = listing::list_sessions(ctx, &targets, &opts).or_fail()?;
+    for w in &result.warnings {
+        warn(PROG, w);
+    }
+    match mode {
+        OutputMode::Json => {
+            let mut s = String::with_capacity(result.rows.len() * 600 + 256);
+            listing::write_envelope_json(&mut s, &result);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Ndjson => {
+            let mut s = String::with_capacity(result.rows.len() * 500);
+            for row in &result.rows {
+                clawstate::jsjson::write_object(&mut s, row, None);
+                s.push('\n');
+            }
+            out(&s)
+        }
+        OutputMode::Text => out(&listing::render_table(&result, ctx.now_ms)),
+    }
+}
+
+fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
+    let s = session_ops::show(ctx, key).or_fail()?;
+    let transcript = match &s.transcript {
+        Ok(p) => json!(p.to_string_lossy()),
+        Err(_) => Value::Null,
+    };
+    let mut doc = Map::new();
+    doc.insert("key".into(), json!(s.matched.store_key));
+    doc.insert("agentId".into(), json!(s.target.agent_id));
+    doc.insert(
+        "storePath".into(),
+        json!(s.target.store_path.to_string_lossy()),
+    );
+    doc.insert("transcriptPath".into(), transcript);
+    doc.insert("transcriptExists".into(), json!(s.transcript_exists));
+    if let Err(e) = &s.transcript {
+        doc.insert("transcriptError".into(), json!(e));
+    }
+    doc.insert("entry".into(), Value::Object(s.entry.clone()));
+    match mode {
+        OutputMode::Json | OutputMode::Ndjson => {
+            if mode == OutputMode::Ndjson {
+                let mut line = clawstate::jsjson::to_string_compact(&Value::Object(doc));
+                line.push('\n');
+                out(&line)
+            } else {
+                print_json(&Value::Object(doc))
+            }
+        }
+        OutputMode::Text => {
+            let mut t = format!(
+                "Key:        {}\nAgent:      {}\nStore:      {}\n",
+                s.matched.store_key,
+                s.target.agent_id,
+                s.target.store_path.display()
+            );
+            match &s.transcript {
+                Ok(p) => t.push_str(&format!(
+                    "Transcript: {}{}\n",
+                    p.display(),
+                    if s.transcript_exists {
+                        ""
+                    } else {
+                        " (missing)"
+                    }
+                )),
+                Err(e) => t.push_str(&format!("Transcript: unresolvable ({e})\n")),
+            }
+            t.push_str(&clawstate::jsjson::to_string_pretty(&Value::Object(
+                s.entry,
+            )));
+            t.push('\n');
+            out(&t)
+        }
+    }
+}
+
+/// Sets `value` at a dotted `path` inside a merge patch object.
+fn put_path(patch: &mut Map<String, Value>, path: &str, value: Value) -> Result<(), Failure> {
+    let parts: Vec<&str> = path.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("invalid field path {path:?}"),
+        ));
+    }
+    let mut cur = patch;
+    for p in &parts[..parts.len() - 1] {
+        let slot = cur
+            .entry(p.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !slot.is_object() {
+            return Err(Failure::new(
+                exit::USAGE,
+                format!("field {p:?} is set twice in {path:?}"),
+            ));
+        }
+        cur = slot
+            .as_object_mut()
+            .ok_or_else(|| Failure::new(exit::USAGE, "bad path"))?;
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+fn build_patch(set: &[String], unset: &[String], merge: Option<&str>) -> Result<Value, Failure> {
+    if set.is_empty() && unset.is_empty() && merge.is_none() {
+        return Err(Failure::new(
+            exit::USAGE,
+            "patch: give --set FIELD=JSON, --unset FIELD or --merge FILE",
+        ));
+    }
+    let mut patch = Map::new();
+    if let Some(src) = merge {
+        let text = if src == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
+            s
+        } else {
+            std::fs::read_to_string(src)
+                .map_err(|e| Failure::new(exit::NOT_FOUND, format!("{src}: {e}")))?
+        };
+        let name = if src == "-" { "<stdin>" } else { src };
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            Failure::new(
+                exit::DATA_ERR,
+                format!(
+                    "{name}:{}:{}: invalid merge patch: {e}",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
+        match v {
+            Value::Object(m) => patch = m,
+            _ => {
+                return Err(Failure::new(
+                    exit::DATA_ERR,
+                    format!("{name}: a merge patch for an entry must be a JSON object"),
+                ))
+            }
+        }
+    }
+    for s in set {
+        let (field, raw) = s.split_once('=').ok_or_else(|| {
+            Failure::new(exit::USAGE, format!("--set {s:?}: expected FIELD=JSON"))
+        })?;
+        let value =
+            serde_json::from_str::<Value>(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        put_path(&mut patch, field.trim(), value)?;
+    }
+    for u in unset {
+        put_path(&mut patch, u.trim(), Value::Null)?;
+    }
+    Ok(Value::Object(patch))
+}
+
+fn patch_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    key: &str,
+    patch: &Value,
+    w: WriteOptions,
+) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let r = session_ops::patch(ctx, key, patch, w, waiting).or_fail()?;
+    match mode {
+        OutputMode::Text => {
+            let verb = if w.dry_run {
+                "would patch"
+            } else if r.written {
+                "patched"
+            } else {
+                "unchanged"
+            };
+            let mut t = format!("{verb} {} in {}\n", r.key, r.target.store_path.display());
+            t.push_str(&clawstate::jsjson::to_string_pretty(&Value::Object(
+                r.after,
+            )));
+            t.push('\n');
+            out(&t)
+        }
+        _ => print_json(&json!({
+            "key": r.key,
+            "storePath": r.target.store_path.to_string_lossy(),
+            "dryRun": w.dry_run,
+            "written": r.written,
+            "entry": Value::Object(r.after),
+        })),
+    }
+}
+
+fn pairs(v: &[(std::path::PathBuf, std::path::PathBuf)]) -> Value {
+    Value::Array(
+        v.iter()
+            .map(|(a, b)| json!({"from": a.to_string_lossy(), "to": b.to_string_lossy()}))
+            .collect(),
+    )
+}
+
+fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let r = session_ops::reset(ctx, key, w, waiting).or_fail()?;
+    match mode {
+        OutputMode::Text => {
+            let would = if w.dry_run { "would " } else { "" };
+            let mut t = format!(
+                "{would}reset {}: {} -> {}\n{would}create transcript {}\n",
+                r.key,
+                r.previous_session_id.as_deref().unwrap_or("(none)"),
+                r.entry
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                r.session_file.display()
+            );
+            for (a, b) in &r.archived {
+                t.push_str(&format!(
+                    "{would}archive {} -> {}\n",
+                    a.display(),
+                    b.display()
+                ));
+            }
+            out(&t)
+        }
+        _ => print_json(&json!({
+            "key": r.key,
+            "storePath": r.target.store_path.to_string_lossy(),
+            "dryRun": w.dry_run,
+            "previousSessionId": r.previous_session_id,
+            "sessionId": r.entry.get("sessionId"),
+            "sessionFile": r.session_file.to_string_lossy(),
+            "headerWritten": r.header_written,
+            "archived": pairs(&r.archived),
+            "entry": Value::Object(r.entry),
+        })),
+    }
+}
+
+fn delete(
+    ctx: &StateContext,
+    mode: OutputMode,
+    keys: &[String],
+    w: WriteOptions,
+) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let (target, results) = session_ops::delete(ctx, keys, w, waiting).or_fail()?;
+    let rows: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            json!({
+                "key": r.key,
+                "sessionId": r.session_id,
+                "transcriptShared": r.transcript_shared,
+                "archived": pairs(&r.archived),
+                "removedFiles": r.removed_sidecars.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    match mode {
+        OutputMode::Json => print_json(&json!({
+            "storePath": target.store_path.to_string_lossy(),
+            "dryRun": w.dry_run,
+            "deleted": rows,
+        })),
+        OutputMode::Ndjson => {
+            let mut s = String::new();
+            for r in &rows {
+                s.push_str(&clawstate::jsjson::to_string_compact(r));
+                s.push('\n');
+            }
+            out(&s)
+        }
+        OutputMode::Text => {
+            let would = if w.dry_run { "would " } else { "" };
+            let mut t = String::new();
+            for r in &results {
+                t.push_str(&format!("{would}delete {}\n", r.key));
+                for (a, b) in &r.archived {
+                    t.push_str(&format!(
+                        "  {would}archive {} -> {}\n",
+                        a.display(),
+                        b.display()
+                    ));
+                }
+                for p in &r.removed_sidecars {
+                    t.push_str(&format!("  {would}remove {}\n", p.display()));
+                }
+                if r.transcript_shared {
+                    t.push_str("  transcript kept: another entry shares this sessionId\n");
+                }
+            }
+            out(&t)
+        }
+    }
+}
+
+fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
+    let r = session_ops::resolve(ctx, key).or_fail()?;
+    let f = &r.freshness;
+    let iso = |v: Option<i64>| v.map(clawstate::clock::iso_ms);
+    let doc = json!({
+        "key": r.key,
+        "sessionId": r.entry.get("sessionId"),
+        "fresh": f.fresh,
+        "staleReason": f.stale_reason,
+        "dailyResetAt": f.daily_reset_at,
+        "idleExpiresAt": f.idle_expires_at,
+        "policy": policy_json(&r.policy),
+        "now": ctx.now_ms,
+    });
+    match mode {
+        OutputMode::Text => out(&format!(
+            "{}: {}{}\n  policy: {}\n  daily reset at: {}\n  idle expires at: {}\n",
+            r.key,
+            if f.fresh { "fresh" } else { "stale" },
+            f.stale_reason
+                .map(|s| format!(" ({s})"))
+                .unwrap_or_default(),
+            clawstate::jsjson::to_string_compact(&policy_json(&r.policy)),
+            iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
+            iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
+        )),
+        _ => print_json(&doc),
+    }
+}
+
+fn policy(
+    ctx: &StateContext,
+    mode: OutputMode,
+    key: &str,
+    channel: Option<&str>,
+    chat_type: Option<&str>,
+) -> Result<(), Failure> {
+    let found = session_ops::show(ctx, key);
+    let (store_key, entry) = match &found {
+        Ok(s) => (s.matched.store_key.clone(), Some(&s.entry)),
+        Err(e) if clawstate::exit::ExitCode::exit_code(e) == exit::NOT_FOUND => (
+            clawstate::session_key::resolve_store_key(key, &ctx.key_context()),
+            None,
+        ),
+        Err(_) => return found.map(|_| ()).or_fail(),
+    };
+    let d = clawstate::send_policy::resolve_send_policy(
+        &store_key,
+        entry,
+        ctx.config.session(),
+        channel,
+        chat_type,
+    );
+    match mode {
+        OutputMode::Text => out(&format!(
+            "{}: {} ({})\n",
+            store_key,
+            d.decision,
+            describe(d.reason)
+        )),
+        _ => print_json(&json!({
+            "key": store_key,
+            "entryFound": entry.is_some(),
+            "decision": d.decision,
+            "decidedBy": describe(d.reason),
+        })),
+    }
+}
+
+fn policy_json(p: &clawstate::freshness::ResetPolicy) -> Value {
+    json!({
+        "mode": p.mode.as_str(),
+        "atHour": p.at_hour,
+        "idleMinutes": p.idle_minutes,
+        "configured": p.configured,
+    })
+}
+
+fn describe(d: clawstate::send_policy::DecidedBy) -> String {
+    use clawstate::send_policy::DecidedBy::*;
+    match d {
+        EntryOverride => "entry sendPolicy override".into(),
+        NoPolicy => "no session.sendPolicy configured".into(),
+        AmbiguousKey => "ambiguous key shape".into(),
+        DenyRule(i) => format!("session.sendPolicy.rules[{i}] (deny)"),
+        AllowRule(i) => format!("session.sendPolicy.rules[{i}] (allow)"),
+        Default => "session.sendPolicy.default".into(),
+    }
+}

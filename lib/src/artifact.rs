@@ -1,1 +1,255 @@
-//! (module being written)
+//! The file-name grammar of a sessions directory (`store.md` §1.4): archives, checkpoints,
+//! trajectory sidecars, primary transcripts and store temp files.
+
+use std::path::{Path, PathBuf};
+
+use crate::clock::{archive_timestamp, is_archive_timestamp_shape, parse_archive_timestamp};
+
+/// Why a transcript was archived; the reason marker in `<name>.<reason>.<ts>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveReason {
+    /// `sessions.reset` or a daily/idle rotation.
+    Reset,
+    /// Entry deletion or maintenance pruning.
+    Deleted,
+    /// Manual compaction backup.
+    Bak,
+}
+
+impl ArchiveReason {
+    /// The marker text (`reset`, `deleted`, `bak`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArchiveReason::Reset => "reset",
+            ArchiveReason::Deleted => "deleted",
+            ArchiveReason::Bak => "bak",
+        }
+    }
+}
+
+fn archive_suffix<'a>(name: &'a str, reason: ArchiveReason) -> Option<&'a str> {
+    let marker = format!(".{}.", reason.as_str());
+    let i = name.rfind(&marker)?;
+    Some(&name[i + marker.len()..])
+}
+
+/// Whether `name` ends in `.<reason>.<ts>` with a timestamp of the right shape.
+pub fn has_archive_suffix(name: &str, reason: ArchiveReason) -> bool {
+    archive_suffix(name, reason).is_some_and(is_archive_timestamp_shape)
+}
+
+/// The archive time (epoch ms) in `name` for `reason`, when the timestamp parses.
+pub fn archive_time(name: &str, reason: ArchiveReason) -> Option<i64> {
+    archive_suffix(name, reason)
+        .filter(|s| is_archive_timestamp_shape(s))
+        .and_then(parse_archive_timestamp)
+}
+
+fn is_legacy_store_backup(name: &str) -> bool {
+    name.strip_prefix("sessions.json.bak.")
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Archived transcripts (`.deleted/.reset/.bak.<ts>`) and legacy `sessions.json.bak.<n>`.
+pub fn is_archive_artifact(name: &str) -> bool {
+    is_legacy_store_backup(name)
+        || [
+            ArchiveReason::Deleted,
+            ArchiveReason::Reset,
+            ArchiveReason::Bak,
+        ]
+        .iter()
+        .any(|r| has_archive_suffix(name, *r))
+}
+
+fn is_hex(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether `s` is a UUID (8-4-4-4-12 hex, any version).
+pub fn is_uuid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == 5
+        && [8, 4, 4, 4, 12]
+            .iter()
+            .zip(&parts)
+            .all(|(n, p)| p.len() == *n && is_hex(p))
+}
+
+fn is_rfc4122_uuid(s: &str) -> bool {
+    is_uuid(s) && {
+        let b = s.as_bytes();
+        matches!(b[14], b'1'..=b'5')
+            && matches!(b[19].to_ascii_lowercase(), b'8' | b'9' | b'a' | b'b')
+    }
+}
+
+/// Splits `<sessionId>.checkpoint.<uuid>.jsonl` into its session and checkpoint ids.
+pub fn parse_checkpoint_name(name: &str) -> Option<(&str, &str)> {
+    let stem = name.strip_suffix(".jsonl").or_else(|| {
+        let n = name.len();
+        (n >= 6 && name[n - 6..].eq_ignore_ascii_case(".jsonl")).then(|| &name[..n - 6])
+    })?;
+    if stem.len() < 36 + 12 {
+        return None;
+    }
+    let (head, uuid) = stem.split_at(stem.len() - 36);
+    let session = head.strip_suffix(".checkpoint.").or_else(|| {
+        let n = head.len();
+        (n >= 12 && head[n - 12..].eq_ignore_ascii_case(".checkpoint.")).then(|| &head[..n - 12])
+    })?;
+    (!session.is_empty() && is_rfc4122_uuid(uuid)).then_some((session, uuid))
+}
+
+/// Compaction checkpoint transcripts (legacy).
+pub fn is_checkpoint_name(name: &str) -> bool {
+    parse_checkpoint_name(name).is_some()
+}
+
+/// Trajectory runtime files and pointer sidecars.
+pub fn is_trajectory_artifact(name: &str) -> bool {
+    name.ends_with(".trajectory.jsonl") || name.ends_with(".trajectory-path.json")
+}
+
+/// Live transcripts: `.jsonl` files that are not the store, a trajectory, a checkpoint or
+/// an archive.
+pub fn is_primary_transcript(name: &str) -> bool {
+    name != "sessions.json"
+        && name.ends_with(".jsonl")
+        && !name.ends_with(".trajectory.jsonl")
+        && !is_checkpoint_name(name)
+        && !is_archive_artifact(name)
+}
+
+/// Store temp files: `<store basename>.[<pid>.]<uuid>.tmp` (case-insensitive).
+pub fn is_store_temp(name: &str, store_basename: &str) -> bool {
+    if store_basename.is_empty() || name.len() < store_basename.len() + 1 + 36 + 4 {
+        return false;
+    }
+    let (head, rest) = name.split_at(store_basename.len());
+    if !head.eq_ignore_ascii_case(store_basename) || !rest.starts_with('.') {
+        return false;
+    }
+    let rest = &rest[1..];
+    let Some(body) = rest.strip_suffix(".tmp").or_else(|| {
+        rest.len()
+            .checked_sub(4)
+            .filter(|&n| rest[n..].eq_ignore_ascii_case(".tmp"))
+            .map(|n| &rest[..n])
+    }) else {
+        return false;
+    };
+    let uuid = &body[body.len().saturating_sub(36)..];
+    if !is_uuid(uuid) {
+        return false;
+    }
+    let pid = &body[..body.len() - 36];
+    pid.is_empty()
+        || (pid.ends_with('.')
+            && pid.len() > 1
+            && pid[..pid.len() - 1].bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The archive path for `file` at `now_ms`: `<file name>.<reason>.<ts>` beside it.
+pub fn archive_path(file: &Path, reason: ArchiveReason, now_ms: i64) -> PathBuf {
+    let mut name = file
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(
+        ".{}.{}",
+        reason.as_str(),
+        archive_timestamp(now_ms)
+    ));
+    file.with_file_name(name)
+}
+
+/// The trajectory sidecars of a transcript: (runtime `.trajectory.jsonl`, pointer
+/// `.trajectory-path.json`).
+pub fn trajectory_sidecars(transcript: &Path) -> (PathBuf, PathBuf) {
+    let s = transcript.to_string_lossy();
+    let base = s.strip_suffix(".jsonl").unwrap_or(&s);
+    (
+        PathBuf::from(format!("{base}.trajectory.jsonl")),
+        PathBuf::from(format!("{base}.trajectory-path.json")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_names() {
+        assert!(is_archive_artifact(
+            "a.jsonl.reset.2020-01-01T00-00-00.000Z"
+        ));
+        assert!(is_archive_artifact("a.jsonl.deleted.2020-01-01T00-00-00Z"));
+        assert!(is_archive_artifact("sessions.json.bak.123"));
+        assert!(is_archive_artifact(
+            "x.jsonl.reset.2026-13-45T99-99-99.000Z"
+        ));
+        assert!(!is_archive_artifact("a.jsonl.reset.garbage"));
+        assert_eq!(
+            archive_time(
+                "x.jsonl.reset.2026-13-45T99-99-99.000Z",
+                ArchiveReason::Reset
+            ),
+            None
+        );
+        assert_eq!(
+            archive_time(
+                "a.jsonl.deleted.2020-01-01T00-00-00Z",
+                ArchiveReason::Deleted
+            ),
+            Some(1_577_836_800_000)
+        );
+        assert_eq!(
+            archive_path(
+                Path::new("/d/a.jsonl"),
+                ArchiveReason::Reset,
+                1_764_451_200_123
+            ),
+            PathBuf::from("/d/a.jsonl.reset.2025-11-29T21-20-00.123Z")
+        );
+    }
+
+    #[test]
+    fn checkpoint_and_primary() {
+        let cp = "abc.checkpoint.123e4567-e89b-42d3-a456-426614174000.jsonl";
+        assert_eq!(
+            parse_checkpoint_name(cp),
+            Some(("abc", "123e4567-e89b-42d3-a456-426614174000"))
+        );
+        assert!(!is_checkpoint_name(
+            "abc.checkpoint.123e4567-e89b-72d3-a456-426614174000.jsonl"
+        ));
+        assert!(!is_primary_transcript(cp));
+        assert!(is_primary_transcript("abc.jsonl"));
+        assert!(!is_primary_transcript("abc.trajectory.jsonl"));
+        assert!(!is_primary_transcript("sessions.json"));
+        assert!(is_primary_transcript(
+            "f.corrupt-2026-01-01T00-00-00-000Z-deadbeef.jsonl"
+        ));
+    }
+
+    #[test]
+    fn store_temps() {
+        assert!(is_store_temp(
+            "sessions.json.999.123e4567-e89b-42d3-a456-426614174000.tmp",
+            "sessions.json"
+        ));
+        assert!(is_store_temp(
+            "SESSIONS.json.123E4567-e89b-42d3-a456-426614174000.TMP",
+            "sessions.json"
+        ));
+        assert!(!is_store_temp(
+            "sessions.json.x.123e4567-e89b-42d3-a456-426614174000.tmp",
+            "sessions.json"
+        ));
+        assert!(!is_store_temp(
+            "other.json.1.123e4567-e89b-42d3-a456-426614174000.tmp",
+            "sessions.json"
+        ));
+    }
+}

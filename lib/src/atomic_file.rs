@@ -1,1 +1,200 @@
-//! (module being written)
+//! Atomic file replacement: a crash at any instant leaves the old file or the new one,
+//! whole (spec README, decision 2).
+//!
+//! Steps: create `<name>.<pid>.<uuid>.tmp` beside the target with `O_CREAT|O_EXCL` and
+//! the final mode, write every byte, `fsync` it, `rename` it over the target, then
+//! `fsync` the directory so the rename itself is durable. On any failure the temp file
+//! is removed and the target is untouched.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use crate::exit::{self, ExitCode};
+
+/// A failure to replace a file; the target is unchanged.
+#[derive(Debug, Error)]
+pub enum AtomicWriteError {
+    /// The target's directory could not be created.
+    #[error("{path}: cannot create directory: {source}")]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The temp file could not be created, written or synced.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The target file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The rename over the target failed.
+    #[error("{path}: cannot replace: {source}")]
+    Rename {
+        /// The target file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl ExitCode for AtomicWriteError {
+    fn exit_code(&self) -> i32 {
+        exit::CANT_CREATE
+    }
+}
+
+/// The temp file name used for `target`: `<basename>.<pid>.<uuid v4>.tmp`.
+pub fn temp_path_for(target: &Path) -> PathBuf {
+    let base = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(
+        "{base}.{}.{}.tmp",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    ))
+}
+
+/// Removes the temp file unless disarmed.
+struct TempGuard<'a>(Option<&'a Path>);
+
+impl Drop for TempGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Replaces `target` with `bytes` atomically and durably; the file gets exactly `mode`.
+/// Missing parent directories are created.
+pub fn replace_file(target: &Path, bytes: &[u8], mode: u32) -> Result<(), AtomicWriteError> {
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(|source| AtomicWriteError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let tmp = temp_path_for(target);
+    let write_err = |source| AtomicWriteError::Write {
+        path: target.to_path_buf(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(write_err)?;
+    let mut guard = TempGuard(Some(&tmp));
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(write_err)?;
+    file.write_all(bytes).map_err(write_err)?;
+    file.sync_all().map_err(write_err)?;
+    drop(file);
+    std::fs::rename(&tmp, target).map_err(|source| AtomicWriteError::Rename {
+        path: target.to_path_buf(),
+        source,
+    })?;
+    guard.0 = None;
+    sync_dir(dir).map_err(write_err)?;
+    Ok(())
+}
+
+/// `fsync`s a directory so that renames and unlinks in it are durable.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Renames `from` to `to` (same directory) and makes the rename durable.
+pub fn durable_rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::rename(from, to)?;
+    if let Some(dir) = to.parent() {
+        sync_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
+    }
+    Ok(())
+}
+
+/// Creates `path` with `bytes` only if it does not exist (`O_EXCL`), durably, with `mode`.
+/// Returns `false` when the file already existed.
+pub fn create_new_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<bool> {
+    let mut f = match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    if let Some(dir) = path.parent() {
+        sync_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn replaces_with_mode_and_leaves_no_temp() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("sub/sessions.json");
+        replace_file(&t, b"{}", 0o600).unwrap();
+        replace_file(&t, b"{\"a\":1}", 0o600).unwrap();
+        assert_eq!(std::fs::read(&t).unwrap(), b"{\"a\":1}");
+        assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(d.path().join("sub")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn failure_leaves_target_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("x.json");
+        std::fs::write(&t, b"old").unwrap();
+        // Renaming a file over a non-empty directory fails.
+        let dir_target = d.path().join("dir");
+        std::fs::create_dir(&dir_target).unwrap();
+        std::fs::write(dir_target.join("f"), b"").unwrap();
+        assert!(replace_file(&dir_target, b"new", 0o600).is_err());
+        assert_eq!(std::fs::read(&t).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn create_new_refuses_existing() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("a.jsonl");
+        assert!(create_new_file(&t, b"x\n", 0o600).unwrap());
+        assert!(!create_new_file(&t, b"y\n", 0o600).unwrap());
+        assert_eq!(std::fs::read(&t).unwrap(), b"x\n");
+    }
+}

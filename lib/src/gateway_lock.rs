@@ -1,1 +1,403 @@
-//! (module being written)
+//! Live gateway detection through the gateway's own lock file (spec README decision 4).
+//!
+//! A running gateway holds `<os tmpdir>/openclaw-<uid>/gateway.<hash>.lock`, where `<hash>`
+//! is the first 8 hex digits of the SHA-256 of its config path string, and writes compact
+//! JSON `{pid, createdAt, configPath, port?, startTime?}` into it (`dist/gateway-lock-*.js`).
+//! `<os tmpdir>` is Node's `os.tmpdir()`, not OpenClaw's preferred `/tmp/openclaw` dir.
+
+use crate::process;
+use crate::write_lock::js_path_join;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A live gateway that owns a state directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayOwner {
+    /// The gateway's process id.
+    pub pid: u32,
+    /// The port it listens on, when it recorded one.
+    pub port: Option<u16>,
+    /// When it took the lock (`createdAt`, as written).
+    pub created_at: String,
+    /// The config path it recorded (`configPath`).
+    pub config_path: String,
+    /// The lock file that shows it is running.
+    pub lock_path: PathBuf,
+}
+
+/// Refusal because a gateway is running.
+#[derive(Debug, Error)]
+pub enum GatewayLockError {
+    /// A live gateway owns the state; writing it offline would race the gateway.
+    #[error(
+        "a gateway is running (pid {}{}) and owns this state (lock {}); stop it first, or use --store PATH for an explicit offline repair",
+        owner.pid,
+        owner.port.map(|p| format!(", port {p}")).unwrap_or_default(),
+        owner.lock_path.display()
+    )]
+    Live {
+        /// The running gateway.
+        owner: GatewayOwner,
+    },
+}
+
+impl crate::exit::ExitCode for GatewayLockError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            GatewayLockError::Live { .. } => crate::exit::TEMP_FAIL,
+        }
+    }
+}
+
+/// The gateway lock path for a config path string, using this process's environment and
+/// uid: `<os.tmpdir()>/openclaw-<uid>/gateway.<first 8 hex of sha256(config path)>.lock`.
+///
+/// The config path is hashed exactly as given; the gateway hashes the string its
+/// `resolveConfigPath` returns (`OPENCLAW_CONFIG_PATH` made absolute, or the first
+/// existing `<stateDir>/openclaw.json` / `clawdbot.json`, else `<stateDir>/openclaw.json`),
+/// without resolving symlinks.
+pub fn gateway_lock_path(config_path: &Path) -> PathBuf {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    lock_path_for(|key| std::env::var_os(key), uid, config_path)
+}
+
+/// Node's `os.tmpdir()` on POSIX: the first non-empty of `TMPDIR`, `TMP`, `TEMP`, else
+/// `/tmp`, with one trailing `/` removed (except for `/` itself).
+fn node_tmpdir(env: impl Fn(&str) -> Option<OsString>) -> OsString {
+    let mut dir = ["TMPDIR", "TMP", "TEMP"]
+        .iter()
+        .filter_map(|key| env(key))
+        .find(|value| !value.is_empty())
+        .unwrap_or_else(|| OsString::from("/tmp"))
+        .into_vec();
+    if dir.len() > 1 && dir.last() == Some(&b'/') {
+        dir.pop();
+    }
+    OsString::from_vec(dir)
+}
+
+fn lock_path_for(env: impl Fn(&str) -> Option<OsString>, uid: u32, config_path: &Path) -> PathBuf {
+    let digest = Sha256::digest(config_path.as_os_str().as_bytes());
+    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let dir = js_path_join(
+        Path::new(&node_tmpdir(env)),
+        Path::new(&format!("openclaw-{uid}")),
+    );
+    js_path_join(&dir, Path::new(&format!("gateway.{hash}.lock")))
+}
+
+/// The gateway that owns `config_path`, if one is running: its lock file exists, parses,
+/// and names a live pid whose `/proc` start time equals the recorded `startTime`.
+///
+/// A missing, unreadable or malformed lock file means no gateway; so far this never fails.
+pub fn live_gateway(config_path: &Path) -> Result<Option<GatewayOwner>, GatewayLockError> {
+    live_gateway_at(&gateway_lock_path(config_path))
+}
+
+/// Like [`live_gateway`], for an explicit lock file path.
+pub fn live_gateway_at(lock_path: &Path) -> Result<Option<GatewayOwner>, GatewayLockError> {
+    let Ok(raw) = fs::read(lock_path) else {
+        return Ok(None);
+    };
+    let Some(payload) = parse_payload(&raw) else {
+        return Ok(None);
+    };
+    if !owner_alive(&payload) {
+        return Ok(None);
+    }
+    let Some(pid) = positive_pid(payload.pid) else {
+        return Ok(None);
+    };
+    Ok(Some(GatewayOwner {
+        pid,
+        port: payload.port,
+        created_at: payload.created_at,
+        config_path: payload.config_path,
+        lock_path: lock_path.to_path_buf(),
+    }))
+}
+
+/// Fail with [`GatewayLockError::Live`] when a gateway owns `config_path`.
+pub fn ensure_no_live_gateway(config_path: &Path) -> Result<(), GatewayLockError> {
+    match live_gateway(config_path)? {
+        Some(owner) => Err(GatewayLockError::Live { owner }),
+        None => Ok(()),
+    }
+}
+
+/// The lock payload as the gateway's schema accepts it.
+#[derive(Debug, Clone, PartialEq)]
+struct Payload {
+    pid: f64,
+    created_at: String,
+    config_path: String,
+    port: Option<u16>,
+    start_time: Option<f64>,
+}
+
+/// `LockPayloadSchema`: `pid` number, `createdAt` and `configPath` strings, optional `port`
+/// (integer 1-65535) and `startTime` (number). Any violation rejects the whole payload.
+fn parse_payload(raw: &[u8]) -> Option<Payload> {
+    let Value::Object(map) = serde_json::from_str::<Value>(&String::from_utf8_lossy(raw)).ok()?
+    else {
+        return None;
+    };
+    let pid = map.get("pid")?.as_f64()?;
+    let created_at = map.get("createdAt")?.as_str()?.to_string();
+    let config_path = map.get("configPath")?.as_str()?.to_string();
+    let port = match map.get("port") {
+        None => None,
+        Some(v) => {
+            let n = v.as_f64()?;
+            if n.fract() != 0.0 || !(1.0..=65535.0).contains(&n) {
+                return None;
+            }
+            Some(n as u16)
+        }
+    };
+    let start_time = match map.get("startTime") {
+        None => None,
+        Some(v) => Some(v.as_f64()?),
+    };
+    Some(Payload {
+        pid,
+        created_at,
+        config_path,
+        port,
+        start_time,
+    })
+}
+
+fn positive_pid(pid: f64) -> Option<u32> {
+    (pid.fract() == 0.0 && pid >= 1.0 && pid <= u32::MAX as f64).then_some(pid as u32)
+}
+
+/// The gateway's `resolveGatewayOwnerStatus` without the port probe; "unknown" (unreadable
+/// `/proc`) counts as alive, so clawstate errs on the side of not writing.
+fn owner_alive(payload: &Payload) -> bool {
+    let Some(pid) = positive_pid(payload.pid) else {
+        return false;
+    };
+    if !process::is_alive(pid) {
+        return false;
+    }
+    if cfg!(target_os = "linux") {
+        if let Some(recorded) = payload.start_time {
+            return match process::start_time(pid) {
+                Some(current) => current as f64 == recorded,
+                None => true,
+            };
+        }
+    }
+    match process::cmdline(pid) {
+        Some(argv) => is_gateway_argv(&argv),
+        None => true,
+    }
+}
+
+/// The gateway's `isGatewayArgv(args, {allowGatewayBinary: true})`.
+fn is_gateway_argv(argv: &[String]) -> bool {
+    let normalized: Vec<String> = argv
+        .iter()
+        .map(|a| process::js_trim(&a.replace('\\', "/")).to_lowercase())
+        .collect();
+    let first = normalized.first().map(String::as_str).unwrap_or("");
+    let exe = [".bat", ".cmd", ".exe"]
+        .iter()
+        .find_map(|suffix| first.strip_suffix(suffix))
+        .unwrap_or(first);
+    let gateway_binary = exe == "openclaw-gateway" || exe.ends_with("/openclaw-gateway");
+    if !normalized.iter().any(|a| a == "gateway") {
+        return gateway_binary;
+    }
+    const ENTRY_CANDIDATES: [&str; 6] = [
+        "dist/index.js",
+        "dist/entry.js",
+        "openclaw.mjs",
+        "scripts/run-node.mjs",
+        "src/entry.ts",
+        "src/index.ts",
+    ];
+    if normalized
+        .iter()
+        .any(|a| ENTRY_CANDIDATES.iter().any(|e| a.ends_with(e)))
+    {
+        return true;
+    }
+    exe == "openclaw" || exe.ends_with("/openclaw") || gateway_binary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::ExitCode;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command, Stdio};
+
+    struct Reaper(Child);
+    impl Drop for Reaper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn spawn(arg0: &str, args: &[&str]) -> Reaper {
+        let child = Reaper(
+            Command::new("sleep")
+                .arg0(arg0)
+                .args(args)
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn sleep"),
+        );
+        process::tests::wait_for_exec(child.0.id());
+        child
+    }
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+        move |key| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn lock_path_hashes_the_config_path_string() {
+        // sha256("/home/u/.openclaw/openclaw.json") starts with these 8 hex digits
+        // (checked against the peer's resolveGatewayLockPath).
+        let config = Path::new("/home/u/.openclaw/openclaw.json");
+        let digest = Sha256::digest(b"/home/u/.openclaw/openclaw.json");
+        let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            lock_path_for(env_of(&[]), 1000, config),
+            PathBuf::from(format!("/tmp/openclaw-1000/gateway.{hash}.lock"))
+        );
+        assert_eq!(
+            lock_path_for(env_of(&[("TMPDIR", "/var/tmp/"), ("TMP", "/x")]), 0, config),
+            PathBuf::from(format!("/var/tmp/openclaw-0/gateway.{hash}.lock"))
+        );
+        assert_eq!(
+            lock_path_for(env_of(&[("TMPDIR", ""), ("TMP", "/x//")]), 5, config),
+            PathBuf::from(format!("/x/openclaw-5/gateway.{hash}.lock"))
+        );
+        assert_eq!(
+            lock_path_for(env_of(&[("TEMP", "/a/./b/..")]), 5, config),
+            PathBuf::from(format!("/a/openclaw-5/gateway.{hash}.lock"))
+        );
+        let other = lock_path_for(env_of(&[]), 1000, Path::new("/home/u/.openclaw/x.json"));
+        assert_ne!(other, lock_path_for(env_of(&[]), 1000, config));
+    }
+
+    #[test]
+    fn missing_or_garbage_lock_is_not_live() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join("gateway.deadbeef.lock");
+        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        for garbage in [
+            "",
+            "nope",
+            "[]",
+            r#"{"pid": 1, "createdAt": "x"}"#,
+            r#"{"pid": "1", "createdAt": "x", "configPath": "c"}"#,
+            r#"{"pid": 1, "createdAt": "x", "configPath": "c", "port": 0}"#,
+            r#"{"pid": 1, "createdAt": "x", "configPath": "c", "port": null}"#,
+        ] {
+            fs::write(&lock, garbage).expect("write");
+            assert_eq!(live_gateway_at(&lock).expect("ok"), None, "{garbage}");
+        }
+    }
+
+    #[test]
+    fn live_owner_with_matching_start_time() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join("gateway.lock");
+        let child = spawn("sleep", &["30"]);
+        let pid = child.0.id();
+        let st = process::start_time(pid).expect("start time");
+        let payload = format!(
+            r#"{{"pid":{pid},"createdAt":"2026-01-01T00:00:00.000Z","configPath":"/c/openclaw.json","port":18789,"startTime":{st}}}"#
+        );
+        fs::write(&lock, &payload).expect("write");
+        let owner = live_gateway_at(&lock).expect("ok").expect("live");
+        assert_eq!(owner.pid, pid);
+        assert_eq!(owner.port, Some(18789));
+        assert_eq!(owner.created_at, "2026-01-01T00:00:00.000Z");
+        assert_eq!(owner.config_path, "/c/openclaw.json");
+        assert_eq!(owner.lock_path, lock);
+        let err = GatewayLockError::Live { owner };
+        assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL);
+        assert!(err.to_string().contains(&format!("pid {pid}, port 18789")));
+
+        // A recycled pid (different start time) is not the gateway.
+        let payload = format!(
+            r#"{{"pid":{pid},"createdAt":"x","configPath":"c","startTime":{}}}"#,
+            st + 1
+        );
+        fs::write(&lock, payload).expect("write");
+        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+    }
+
+    #[test]
+    fn without_start_time_the_argv_decides() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join("gateway.lock");
+        let plain = spawn("sleep", &["30"]);
+        fs::write(
+            &lock,
+            format!(
+                r#"{{"pid":{},"createdAt":"x","configPath":"c"}}"#,
+                plain.0.id()
+            ),
+        )
+        .expect("write");
+        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        let gateway = spawn("openclaw-gateway", &["30"]);
+        fs::write(
+            &lock,
+            format!(
+                r#"{{"pid":{},"createdAt":"x","configPath":"c"}}"#,
+                gateway.0.id()
+            ),
+        )
+        .expect("write");
+        assert!(live_gateway_at(&lock).expect("ok").is_some());
+    }
+
+    #[test]
+    fn dead_pid_is_not_live() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join("gateway.lock");
+        let mut child = Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        child.wait().expect("wait");
+        fs::write(
+            &lock,
+            format!(r#"{{"pid":{pid},"createdAt":"x","configPath":"c","startTime":1}}"#),
+        )
+        .expect("write");
+        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+    }
+
+    #[test]
+    fn gateway_argv_rule() {
+        let yes =
+            |a: &[&str]| is_gateway_argv(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(yes(&["node", "/x/openclaw.mjs", "gateway"]));
+        assert!(yes(&["openclaw", "gateway", "--port", "1"]));
+        assert!(yes(&["/usr/bin/openclaw-gateway"]));
+        assert!(yes(&["OpenClaw-Gateway.exe"]));
+        assert!(!yes(&["openclaw", "agent"]));
+        assert!(!yes(&["node", "/x/openclaw.mjs", "sessions"]));
+        assert!(!yes(&["sleep", "gateway"]));
+        assert!(!yes(&[]));
+    }
+}

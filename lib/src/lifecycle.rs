@@ -1,1 +1,508 @@
-//! (module being written)
+//! What the gateway does to one entry on disk: find it by key or sessionId, patch it
+//! (RFC 7386), reset it to a new session (§6.3) and delete it, archiving transcripts.
+//!
+//! These functions work on a loaded [`SessionStore`]; the caller holds the store lock
+//! for the whole read-modify-write and decides about dry runs.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::artifact::{archive_path, trajectory_sidecars, ArchiveReason};
+use crate::clock::iso_ms;
+use crate::exit::{self, ExitCode};
+use crate::session_key::{is_subagent_key, normalize_session_key, resolve_store_key, KeyContext};
+use crate::store::normalize::{normalize_entry, EntryVerdict};
+use crate::store::SessionStore;
+use crate::transcript_path::{generated_session_id_of, TranscriptResolver};
+
+/// A lifecycle operation that cannot proceed.
+#[derive(Debug, Error)]
+pub enum LifecycleError {
+    /// No entry matches the key or sessionId.
+    #[error("{store}: no session matches {key:?}")]
+    NotFound {
+        /// The store searched.
+        store: PathBuf,
+        /// What was asked for.
+        key: String,
+    },
+    /// A patch would leave an entry the gateway drops or rewrites.
+    #[error("{key}: invalid patch: {message}")]
+    InvalidPatch {
+        /// The entry key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A transcript could not be archived, created or removed.
+    #[error("{path}: {action}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What was attempted.
+        action: &'static str,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl ExitCode for LifecycleError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            LifecycleError::NotFound { .. } => exit::NOT_FOUND,
+            LifecycleError::InvalidPatch { .. } => exit::DATA_ERR,
+            LifecycleError::File { .. } => exit::CANT_CREATE,
+        }
+    }
+}
+
+/// How an entry was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MatchedBy {
+    /// The stored key equals the resolved request key.
+    Key,
+    /// A legacy stored key normalises to the resolved request key.
+    Alias,
+    /// The request was the entry's sessionId.
+    SessionId,
+}
+
+/// The entry a request resolved to.
+#[derive(Debug, Clone)]
+pub struct EntryMatch {
+    /// The key the entry is stored under.
+    pub store_key: String,
+    /// The canonical key the request resolved to.
+    pub canonical_key: String,
+    /// How it was found.
+    pub matched_by: MatchedBy,
+}
+
+fn updated_at(entry: &Value) -> f64 {
+    entry
+        .get("updatedAt")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// Finds an entry by request key (resolved as the gateway resolves it, legacy aliases
+/// included, freshest wins) or, failing that, by sessionId.
+pub fn find_entry(store: &SessionStore, request: &str, ctx: &KeyContext) -> Option<EntryMatch> {
+    let canonical = resolve_store_key(request, ctx);
+    if store.entries().contains_key(&canonical) {
+        return Some(EntryMatch {
+            store_key: canonical.clone(),
+            canonical_key: canonical,
+            matched_by: MatchedBy::Key,
+        });
+    }
+    let raw = request.trim();
+    let mut best: Option<(&String, f64)> = None;
+    for (k, v) in store.entries() {
+        if k == raw
+            || normalize_session_key(k) == canonical
+            || resolve_store_key(k, ctx) == canonical
+        {
+            let u = updated_at(v);
+            if best.is_none_or(|(_, b)| u > b) {
+                best = Some((k, u));
+            }
+        }
+    }
+    if let Some((k, _)) = best {
+        return Some(EntryMatch {
+            store_key: k.clone(),
+            canonical_key: canonical,
+            matched_by: MatchedBy::Alias,
+        });
+    }
+    let by_id = store
+        .entries()
+        .iter()
+        .filter(|(_, v)| v.get("sessionId").and_then(Value::as_str) == Some(raw))
+        .max_by(|a, b| updated_at(a.1).total_cmp(&updated_at(b.1)))?;
+    Some(EntryMatch {
+        store_key: by_id.0.clone(),
+        canonical_key: by_id.0.clone(),
+        matched_by: MatchedBy::SessionId,
+    })
+}
+
+/// Applies an RFC 7386 JSON merge patch: `null` removes, objects merge recursively,
+/// anything else replaces. Existing keys keep their position; new keys go last.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch_map) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(map) = target else { return };
+    for (k, v) in patch_map {
+        if v.is_null() {
+            map.shift_remove(k);
+        } else if let Some(existing) = map.get_mut(k) {
+            merge_patch(existing, v);
+        } else {
+            let mut fresh = Value::Null;
+            merge_patch(&mut fresh, v);
+            map.insert(k.clone(), fresh);
+        }
+    }
+}
+
+/// Checks that a patched entry survives the gateway's load normalisation unchanged,
+/// so a patch never writes something the gateway would drop or silently rewrite.
+pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleError> {
+    let invalid = |message: String| LifecycleError::InvalidPatch {
+        key: key.to_string(),
+        message,
+    };
+    let Value::Object(map) = entry else {
+        return Err(invalid("an entry must be a JSON object".into()));
+    };
+    if let Some(sp) = map.get("sendPolicy") {
+        if !matches!(sp.as_str(), Some("allow" | "deny")) {
+            return Err(invalid(format!(
+                "sendPolicy must be \"allow\" or \"deny\" (remove the field to inherit), got {sp}"
+            )));
+        }
+    }
+    let mut probe = map.clone();
+    match normalize_entry(&mut probe) {
+        EntryVerdict::Drop => Err(invalid(
+            "the gateway would drop this entry (sessionId must be a string matching ^[A-Za-z0-9][A-Za-z0-9._:@-]*$)".into(),
+        )),
+        EntryVerdict::Keep { .. } => {
+            if let Some(id) = map.get("sessionId") {
+                if probe.get("sessionId") != Some(id) {
+                    return Err(invalid(format!(
+                        "sessionId {id} cannot name a transcript; the gateway would remove it"
+                    )));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Renames every existing candidate to `<name>.<reason>.<ts>`; returns (from, to) pairs.
+pub fn archive_transcripts(
+    candidates: &[PathBuf],
+    reason: ArchiveReason,
+    now_ms: impl Fn() -> i64,
+    dry_run: bool,
+) -> Result<Vec<(PathBuf, PathBuf)>, LifecycleError> {
+    let mut done = Vec::new();
+    for c in candidates {
+        match std::fs::symlink_metadata(c) {
+            Ok(m) if m.is_file() => {}
+            _ => continue,
+        }
+        let to = archive_path(c, reason, now_ms());
+        if !dry_run {
+            crate::atomic_file::durable_rename(c, &to).map_err(|source| LifecycleError::File {
+                path: c.clone(),
+                action: "cannot archive",
+                source,
+            })?;
+        }
+        done.push((c.clone(), to));
+    }
+    Ok(done)
+}
+
+/// Removes a transcript's trajectory sidecars that lie inside the sessions directory;
+/// returns the removed paths. Symlinks are removed as links, never followed.
+pub fn remove_trajectory_sidecars(
+    transcript: &Path,
+    resolver: &TranscriptResolver,
+    dry_run: bool,
+) -> Result<Vec<PathBuf>, LifecycleError> {
+    let (runtime, pointer) = trajectory_sidecars(transcript);
+    let mut removed = Vec::new();
+    for p in [runtime, pointer] {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() || !p.parent().is_some_and(|d| resolver.is_inside(&d.join("x"))) {
+            continue;
+        }
+        if !dry_run {
+            std::fs::remove_file(&p).map_err(|source| LifecycleError::File {
+                path: p.clone(),
+                action: "cannot remove",
+                source,
+            })?;
+        }
+        removed.push(p);
+    }
+    Ok(removed)
+}
+
+/// The fresh transcript header the gateway writes on reset.
+pub fn transcript_header(session_id: &str, now_ms: i64, cwd: &Path) -> String {
+    let mut h = Map::new();
+    h.insert("type".into(), Value::from("session"));
+    h.insert("version".into(), Value::from(3));
+    h.insert("id".into(), Value::from(session_id));
+    h.insert("timestamp".into(), Value::from(iso_ms(now_ms)));
+    h.insert(
+        "cwd".into(),
+        Value::from(cwd.to_string_lossy().into_owned()),
+    );
+    let mut line = crate::jsjson::to_string_compact(&Value::Object(h));
+    line.push('\n');
+    line
+}
+
+/// The sessionFile a reset gives the new session: the old file name rewritten to the
+/// new id when it was derived from the old one (`<id>.jsonl`, `<id>-topic-…`,
+/// `<ts>_<id>.jsonl`), else the old custom file, else `<sessionsDir>/<new>.jsonl`.
+pub fn reset_session_file(
+    current: Option<&Map<String, Value>>,
+    next_id: &str,
+    resolver: &TranscriptResolver,
+) -> Result<PathBuf, crate::transcript_path::TranscriptPathError> {
+    let file = current
+        .and_then(|e| e.get("sessionFile"))
+        .and_then(Value::as_str);
+    let previous = file
+        .and_then(generated_session_id_of)
+        .map(str::to_string)
+        .or_else(|| {
+            current
+                .and_then(|e| e.get("sessionId"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    let rewritten = match (file, previous.as_deref()) {
+        (Some(f), Some(prev)) if !prev.is_empty() => {
+            let p = Path::new(f.trim());
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let new_name = if name == format!("{prev}.jsonl") {
+                Some(format!("{next_id}.jsonl"))
+            } else if let Some(rest) = name.strip_prefix(&format!("{prev}-topic-")) {
+                Some(format!("{next_id}-topic-{rest}"))
+            } else {
+                name.strip_suffix(&format!("_{prev}.jsonl"))
+                    .map(|ts| format!("{ts}_{next_id}.jsonl"))
+            };
+            new_name.map(|n| p.with_file_name(n).to_string_lossy().into_owned())
+        }
+        _ => None,
+    };
+    let chosen = rewritten.or_else(|| file.map(str::to_string));
+    resolver.resolve(Some(next_id), chosen.as_deref())
+}
+
+/// The user-selected model and auth-profile overrides that survive a reset
+/// (`resolveResetPreservedSelection`), in the gateway's field order.
+pub fn preserved_selection(current: Option<&Map<String, Value>>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(c) = current else { return out };
+    let s = |k: &str| c.get(k).and_then(Value::as_str);
+    let source = s("modelOverrideSource");
+    let fallback_provenance = c.contains_key("modelOverrideFallbackOriginProvider")
+        || c.contains_key("modelOverrideFallbackOriginModel");
+    let user_model = source == Some("user") || (source.is_none() && !fallback_provenance);
+    if user_model && s("modelOverride").is_some_and(|m| !m.is_empty()) {
+        if let Some(p) = c.get("providerOverride") {
+            out.insert("providerOverride".into(), p.clone());
+        }
+        out.insert("modelOverride".into(), c["modelOverride"].clone());
+        out.insert("modelOverrideSource".into(), Value::from("user"));
+    }
+    if s("authProfileOverrideSource") == Some("user")
+        && s("authProfileOverride").is_some_and(|a| !a.is_empty())
+    {
+        for k in [
+            "authProfileOverride",
+            "authProfileOverrideSource",
+            "authProfileOverrideCompactionCount",
+        ] {
+            if let Some(v) = c.get(k) {
+                out.insert(k.into(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Builds the entry `sessions.reset` writes: a new session with the carried-over fields
+/// of §6.3, in the gateway's field order. `model` is the resolved (provider, model).
+pub fn build_reset_entry(
+    current: Option<&Map<String, Value>>,
+    store_key: &str,
+    next_id: &str,
+    session_file: &Path,
+    now_ms: i64,
+    model: (Option<String>, Option<String>),
+) -> Map<String, Value> {
+    let get = |k: &str| current.and_then(|e| e.get(k)).cloned();
+    let mut e = Map::new();
+    let put = |e: &mut Map<String, Value>, k: &str, v: Option<Value>| {
+        if let Some(v) = v {
+            e.insert(k.to_string(), v);
+        }
+    };
+    put(&mut e, "sessionId", Some(Value::from(next_id)));
+    put(
+        &mut e,
+        "sessionFile",
+        Some(Value::from(session_file.to_string_lossy().into_owned())),
+    );
+    put(&mut e, "updatedAt", Some(Value::from(now_ms)));
+    put(&mut e, "systemSent", Some(Value::Bool(false)));
+    put(&mut e, "abortedLastRun", Some(Value::Bool(false)));
+    for k in [
+        "thinkingLevel",
+        "fastMode",
+        "verboseLevel",
+        "traceLevel",
+        "reasoningLevel",
+        "elevatedLevel",
+        "ttsAuto",
+        "execHost",
+        "execSecurity",
+        "execAsk",
+        "execNode",
+        "responseUsage",
+        "pinnedAt",
+    ] {
+        put(&mut e, k, get(k));
+    }
+    // The user-selected model and auth profile survive a reset.
+    for (k, v) in preserved_selection(current) {
+        e.insert(k, v);
+    }
+    for k in [
+        "groupActivation",
+        "groupActivationNeedsSystemIntro",
+        "chatType",
+    ] {
+        put(&mut e, k, get(k));
+    }
+    put(&mut e, "model", model.1.map(Value::from));
+    put(&mut e, "modelProvider", model.0.map(Value::from));
+    for k in [
+        "compactionCount",
+        "compactionCheckpoints",
+        "sendPolicy",
+        "queueMode",
+        "queueDebounceMs",
+        "queueCap",
+        "queueDrop",
+        "spawnedBy",
+        "spawnedWorkspaceDir",
+        "spawnedCwd",
+        "parentSessionKey",
+        "forkedFromParent",
+        "spawnDepth",
+        "subagentRole",
+        "subagentControlScope",
+        "label",
+        "displayName",
+        "channel",
+        "groupId",
+        "subject",
+        "groupChannel",
+        "space",
+        "origin",
+        "deliveryContext",
+    ] {
+        put(&mut e, k, get(k));
+    }
+    if is_subagent_key(store_key) {
+        for k in ["cliSessionBindings", "cliSessionIds", "claudeCliSessionId"] {
+            put(&mut e, k, get(k));
+        }
+    }
+    for k in ["lastChannel", "lastTo", "lastAccountId", "lastThreadId"] {
+        put(&mut e, k, get(k));
+    }
+    put(&mut e, "inputTokens", Some(Value::from(0)));
+    put(&mut e, "outputTokens", Some(Value::from(0)));
+    put(&mut e, "totalTokens", Some(Value::from(0)));
+    put(&mut e, "totalTokensFresh", Some(Value::Bool(true)));
+    e
+}
+
+/// Whether any entry other than `except_key` references `session_id`.
+pub fn session_id_shared(store: &SessionStore, session_id: &str, except_key: &str) -> bool {
+    store.entries().iter().any(|(k, v)| {
+        k != except_key && v.get("sessionId").and_then(Value::as_str) == Some(session_id)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_follows_rfc7386_and_keeps_order() {
+        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": 4});
+        merge_patch(
+            &mut t,
+            &json!({"b": {"c": null, "x": 5}, "a": 9, "e": null, "n": [1]}),
+        );
+        assert_eq!(
+            crate::jsjson::to_string_compact(&t),
+            r#"{"a":9,"b":{"d":3,"x":5},"n":[1]}"#
+        );
+    }
+
+    #[test]
+    fn headers_are_compact_with_newline() {
+        let h = transcript_header("abc", 1_764_451_200_123, Path::new("/w"));
+        assert_eq!(
+            h,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"abc\",\"timestamp\":\"2025-11-29T21:20:00.123Z\",\"cwd\":\"/w\"}\n"
+        );
+    }
+
+    #[test]
+    fn reset_entry_carries_and_clears() {
+        let cur = json!({"sessionId": "old", "updatedAt": 1, "thinkingLevel": "high", "totalTokens": 500,
+            "compactionCount": 2, "goal": {"x": 1}, "sendPolicy": "deny", "cliSessionIds": {"a": "b"},
+            "modelOverride": "m", "providerOverride": "p", "modelOverrideSource": "user", "label": "L"});
+        let e = build_reset_entry(
+            cur.as_object(),
+            "agent:main:main",
+            "new",
+            Path::new("/s/new.jsonl"),
+            5,
+            (Some("openai".into()), Some("gpt".into())),
+        );
+        let keys: Vec<&str> = e.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "sessionId",
+                "sessionFile",
+                "updatedAt",
+                "systemSent",
+                "abortedLastRun",
+                "thinkingLevel",
+                "providerOverride",
+                "modelOverride",
+                "modelOverrideSource",
+                "model",
+                "modelProvider",
+                "compactionCount",
+                "sendPolicy",
+                "label",
+                "inputTokens",
+                "outputTokens",
+                "totalTokens",
+                "totalTokensFresh"
+            ]
+        );
+        assert_eq!(e["totalTokens"], json!(0));
+        assert!(e.get("goal").is_none() && e.get("cliSessionIds").is_none());
+    }
+}

@@ -1,1 +1,321 @@
-//! (module being written)
+//! Facts about other processes on this machine: liveness, start time, argv and who they look like.
+//!
+//! These mirror the gateway's own probes (`dist/pid-alive-*.js`, `readGatewayProcessArgsSync`,
+//! `isOpenClawSessionOwnerArgv`) so that lock decisions made here agree with the gateway's.
+
+use std::fs;
+
+/// Whether `pid` names a live process: `kill(pid, 0)` succeeds or fails with `EPERM`, and on
+/// Linux `/proc/<pid>/status` does not say state `Z` (zombie).
+///
+/// A pid of 0 or above `i32::MAX` is never alive (the peer's `process.kill` rejects it, and
+/// `kill(2)` would address a process group). Unlike the peer, which treats `EPERM` as dead,
+/// a process of another user counts as alive here: clawstate never steals a lock from a live
+/// process it merely may not signal.
+pub fn is_alive(pid: u32) -> bool {
+    if pid == 0 || pid > i32::MAX as u32 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks existence and permission.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    if rc != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EPERM) {
+            return false;
+        }
+    }
+    !is_zombie(pid)
+}
+
+/// Whether `/proc/<pid>/status` reports state `Z` (Linux only; unreadable means no).
+fn is_zombie(pid: u32) -> bool {
+    if !cfg!(target_os = "linux") {
+        return false;
+    }
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("State:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|state| state.starts_with('Z'))
+}
+
+/// The start time of `pid` in clock ticks since boot: field 22 of `/proc/<pid>/stat`
+/// (Linux only), parsed after the last `)` so a command name with spaces or parentheses
+/// cannot shift the fields.
+pub fn start_time(pid: u32) -> Option<u64> {
+    if !cfg!(target_os = "linux") || pid == 0 {
+        return None;
+    }
+    let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat_start_time(&String::from_utf8_lossy(&raw))
+}
+
+/// Field 22 (`starttime`) of a `/proc/<pid>/stat` line.
+fn parse_stat_start_time(stat: &str) -> Option<u64> {
+    let comm_end = stat.rfind(')')?;
+    // After the comm come field 3 (state) onwards; starttime is field 22, i.e. index 19.
+    stat[comm_end + 1..]
+        .split_ascii_whitespace()
+        .nth(19)?
+        .parse::<u64>()
+        .ok()
+}
+
+/// The argv of `pid` from `/proc/<pid>/cmdline`, as the gateway reads it: split on NUL,
+/// each argument trimmed, empty ones dropped. `None` when unreadable; an empty list for a
+/// kernel thread or a zombie.
+pub fn cmdline(pid: u32) -> Option<Vec<String>> {
+    if pid == 0 {
+        return None;
+    }
+    let raw = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(parse_cmdline(&String::from_utf8_lossy(&raw)))
+}
+
+/// Split a raw `/proc/<pid>/cmdline` the way the gateway's `parseProcCmdline` does.
+fn parse_cmdline(raw: &str) -> Vec<String> {
+    raw.split('\0')
+        .map(js_trim)
+        .filter(|arg| !arg.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `c` is whitespace for ECMAScript's `String.prototype.trim`.
+fn is_js_whitespace(c: char) -> bool {
+    c == '\u{FEFF}' || (c.is_whitespace() && c != '\u{85}')
+}
+
+/// `String.prototype.trim`.
+pub(crate) fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// The gateway's per-argument normalisation: trimmed, `\` turned into `/`, lower-cased;
+/// empty arguments dropped.
+fn normalize_args(argv: &[String]) -> Vec<String> {
+    argv.iter()
+        .map(|arg| js_trim(arg).replace('\\', "/").to_lowercase())
+        .filter(|arg| !arg.is_empty())
+        .collect()
+}
+
+/// Strip one trailing `.bat`, `.cmd` or `.exe` (already lower-cased).
+fn strip_windows_exe_suffix(exe: &str) -> &str {
+    for suffix in [".bat", ".cmd", ".exe"] {
+        if let Some(stem) = exe.strip_suffix(suffix) {
+            return stem;
+        }
+    }
+    exe
+}
+
+/// Whether an argv looks like an OpenClaw process (`store.md` §5.4, the gateway's
+/// `isOpenClawSessionOwnerArgv`).
+///
+/// argv[0] is `openclaw` or ends with `/openclaw` or `/openclaw-gateway`; or some argument
+/// is `openclaw`, ends with `/openclaw`, is `openclaw.mjs` or ends with `/openclaw.mjs`; or
+/// some argument ends with a known entry script and some argument is `gateway` or `agent`.
+pub fn looks_like_openclaw(argv: &[String]) -> bool {
+    let normalized = normalize_args(argv);
+    let Some(first) = normalized.first() else {
+        return false;
+    };
+    let exe = strip_windows_exe_suffix(first);
+    if exe == "openclaw" || exe.ends_with("/openclaw") || exe.ends_with("/openclaw-gateway") {
+        return true;
+    }
+    if normalized.iter().any(|arg| {
+        arg == "openclaw"
+            || arg.ends_with("/openclaw")
+            || arg == "openclaw.mjs"
+            || arg.ends_with("/openclaw.mjs")
+    }) {
+        return true;
+    }
+    const ENTRY_CANDIDATES: [&str; 5] = [
+        "dist/index.js",
+        "dist/entry.js",
+        "scripts/run-node.mjs",
+        "src/entry.ts",
+        "src/index.ts",
+    ];
+    let has_command_token = normalized
+        .iter()
+        .any(|arg| arg == "gateway" || arg == "agent");
+    has_command_token
+        && normalized
+            .iter()
+            .any(|arg| ENTRY_CANDIDATES.iter().any(|entry| arg.ends_with(entry)))
+}
+
+/// Whether an argv looks like one of clawstate's own binaries: the basename of argv[0]
+/// starts with `claw-` (spec decision 9).
+pub fn looks_like_clawstate(argv: &[String]) -> bool {
+    let normalized = normalize_args(argv);
+    let Some(first) = normalized.first() else {
+        return false;
+    };
+    let base = first.rsplit('/').next().unwrap_or(first);
+    base.starts_with("claw-")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Wait until a freshly spawned child shows its new argv: right after `execve` the
+    /// kernel briefly reports an empty `/proc/<pid>/cmdline`.
+    pub(crate) fn wait_for_exec(pid: u32) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while cmdline(pid).is_none_or(|argv| argv.is_empty()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn spawn_sleep(arg0: &str) -> Child {
+        let child = Command::new("sleep")
+            .arg0(arg0)
+            .arg("30")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep");
+        wait_for_exec(child.id());
+        child
+    }
+
+    #[test]
+    fn own_process_is_alive_with_start_time_and_cmdline() {
+        let me = std::process::id();
+        assert!(is_alive(me));
+        assert!(start_time(me).is_some());
+        let argv = cmdline(me).expect("own cmdline");
+        assert!(!argv.is_empty());
+        assert!(!looks_like_openclaw(&argv));
+        assert!(!looks_like_clawstate(&argv));
+    }
+
+    #[test]
+    fn invalid_pids_are_dead() {
+        assert!(!is_alive(0));
+        assert!(!is_alive(u32::MAX));
+        assert!(!is_alive(i32::MAX as u32 + 1));
+        assert_eq!(start_time(0), None);
+        assert_eq!(cmdline(0), None);
+    }
+
+    #[test]
+    fn reaped_child_is_dead_and_zombie_is_dead() {
+        let mut child = Command::new("true").spawn().expect("spawn true");
+        let pid = child.id();
+        // Before reaping it is a zombie once it exits: dead either way.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while is_alive(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!is_alive(pid), "exited (zombie) child must be dead");
+        child.wait().expect("wait");
+        assert!(!is_alive(pid));
+        assert_eq!(start_time(pid), None);
+    }
+
+    #[test]
+    fn live_child_argv_and_start_time() {
+        let mut child = spawn_sleep("openclaw");
+        let pid = child.id();
+        assert!(is_alive(pid));
+        let argv = cmdline(pid).expect("child cmdline");
+        assert_eq!(argv, args(&["openclaw", "30"]));
+        assert!(looks_like_openclaw(&argv));
+        let st = start_time(pid).expect("start time");
+        assert!(st >= start_time(std::process::id()).expect("own start time"));
+        child.kill().ok();
+        child.wait().ok();
+    }
+
+    #[test]
+    fn stat_parsing_survives_odd_comm() {
+        let line =
+            "123 (a) b (c) d) S 1 123 123 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(parse_stat_start_time(line), Some(987654));
+        assert_eq!(parse_stat_start_time("123 (x) S 1 2"), None);
+        assert_eq!(parse_stat_start_time("no paren"), None);
+    }
+
+    #[test]
+    fn cmdline_parsing_trims_and_drops_empties() {
+        assert_eq!(
+            parse_cmdline("node\0 /x/openclaw.mjs \0\0gateway\0"),
+            args(&["node", "/x/openclaw.mjs", "gateway"])
+        );
+        assert_eq!(parse_cmdline(""), Vec::<String>::new());
+        assert_eq!(js_trim("\u{FEFF} a \u{A0}"), "a");
+        assert_eq!(js_trim("\u{85}a"), "\u{85}a");
+    }
+
+    #[test]
+    fn openclaw_rule() {
+        let yes: &[&[&str]] = &[
+            &["openclaw"],
+            &["/usr/local/bin/openclaw", "gateway"],
+            &["C:\\Program Files\\OpenClaw\\OPENCLAW.EXE"],
+            &["openclaw.cmd"],
+            &["/opt/bin/openclaw-gateway"],
+            &[
+                "node",
+                "/usr/lib/node_modules/openclaw/openclaw.mjs",
+                "gateway",
+            ],
+            &["node", "openclaw.mjs"],
+            &["node", "/home/u/.npm/bin/openclaw"],
+            &["node", "/src/oc/dist/index.js", "gateway"],
+            &["node", "/src/oc/dist/entry.js", "agent"],
+            &["bun", "src/entry.ts", "gateway"],
+            &["node", "scripts/run-node.mjs", "AGENT"],
+            &["  ", "openclaw"],
+        ];
+        for argv in yes {
+            assert!(looks_like_openclaw(&args(argv)), "{argv:?}");
+        }
+        let no: &[&[&str]] = &[
+            &[],
+            &["", "  "],
+            &["sleep", "30"],
+            &["openclaw-gateway"],
+            &["/usr/bin/openclawx"],
+            &["node", "/src/oc/dist/index.js"],
+            &["node", "/src/oc/dist/index.js", "sessions"],
+            &["node", "openclaw.mjsx", "gateway"],
+            &["claw-sessions", "cleanup"],
+        ];
+        for argv in no {
+            assert!(!looks_like_openclaw(&args(argv)), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn clawstate_rule() {
+        assert!(looks_like_clawstate(&args(&["claw-sessions", "cleanup"])));
+        assert!(looks_like_clawstate(&args(&[
+            "/usr/local/bin/claw-transcript"
+        ])));
+        assert!(looks_like_clawstate(&args(&[
+            "",
+            "./target/debug/claw-compact"
+        ])));
+        assert!(!looks_like_clawstate(&args(&["clawstate-1234abcd"])));
+        assert!(!looks_like_clawstate(&args(&["/opt/claw-/sleep"])));
+        assert!(!looks_like_clawstate(&args(&["openclaw"])));
+        assert!(!looks_like_clawstate(&[]));
+    }
+}

@@ -1,1 +1,1850 @@
-//! (module being written)
+//! The transcript write lock, exactly as the gateway takes it (`store.md` §5).
+//!
+//! A lock is a sidecar file `<realpath(dirname(target))>/<basename(target)>.lock`, created
+//! with `O_EXCL` and holding a small pretty-printed JSON payload (`pid`, `createdAt`,
+//! `maxHoldMs`, `starttime`). A contended lock is polled every 50 ms; a stale one is
+//! reclaimed or reported by the gateway's rules (§5.4), with one deliberate difference
+//! (spec decision 9): a live holder whose argv looks like a clawstate binary (`claw-*`) is a
+//! legitimate owner, so clawstate processes exclude each other as gateway processes do.
+//!
+//! Locks are released when their [`WriteLockGuard`] is dropped or explicitly released. The
+//! gateway also releases every held lock from `exit` and SIGINT/SIGTERM/SIGQUIT/SIGABRT
+//! handlers and runs a max-hold watchdog; clawstate does neither: a process that exits
+//! without unwinding (`std::process::exit`, a fatal signal) leaves its lock file behind, and
+//! the next acquirer reclaims it as `dead-pid` (its pid is gone) as the gateway would.
+
+use crate::process;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use thiserror::Error;
+
+/// Default `session.writeLock.acquireTimeoutMs`.
+pub const DEFAULT_ACQUIRE_TIMEOUT_MS: u64 = 60_000;
+/// Default `session.writeLock.staleMs`.
+pub const DEFAULT_STALE_MS: u64 = 1_800_000;
+/// Default `session.writeLock.maxHoldMs`.
+pub const DEFAULT_MAX_HOLD_MS: u64 = 300_000;
+/// Environment override of the acquire timeout (digits or `Infinity`).
+pub const ENV_ACQUIRE_TIMEOUT_MS: &str = "OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS";
+/// Environment override of the stale threshold.
+pub const ENV_STALE_MS: &str = "OPENCLAW_SESSION_WRITE_LOCK_STALE_MS";
+/// Environment override of the maximum hold time written into the payload.
+pub const ENV_MAX_HOLD_MS: &str = "OPENCLAW_SESSION_WRITE_LOCK_MAX_HOLD_MS";
+
+/// The gateway's `MAX_TIMER_TIMEOUT_MS`.
+const MAX_TIMER_TIMEOUT_MS: u64 = 2_147_000_000;
+/// Extra hold time the gateway grants compaction on top of its timeout.
+const COMPACTION_GRACE_MS: u64 = 120_000;
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+/// The constant retry delay (min 50, max 1000, factor 1, no jitter).
+const POLL_MS: u64 = 50;
+/// Grace before a lock with a garbage payload may be reclaimed by its mtime.
+const ORPHAN_PAYLOAD_GRACE_MS: u64 = 30_000;
+/// The same grace when the acquire timeout is shorter than 30 s.
+const SHORT_TIMEOUT_ORPHAN_PAYLOAD_GRACE_MS: u64 = 5_000;
+
+/// Resolved write-lock settings (`store.md` §5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteLockSettings {
+    /// How long to wait for a contended lock; `None` is `Infinity` (wait forever).
+    pub acquire_timeout_ms: Option<u64>,
+    /// Age of `createdAt` beyond which a lock is stale (`too-old`).
+    pub stale_ms: u64,
+    /// Maximum hold time written into our own payload (`maxHoldMs`).
+    pub max_hold_ms: u64,
+}
+
+impl Default for WriteLockSettings {
+    fn default() -> Self {
+        WriteLockSettings {
+            acquire_timeout_ms: Some(DEFAULT_ACQUIRE_TIMEOUT_MS),
+            stale_ms: DEFAULT_STALE_MS,
+            max_hold_ms: DEFAULT_MAX_HOLD_MS,
+        }
+    }
+}
+
+/// A millisecond setting that may be `Infinity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ms {
+    Finite(u64),
+    Infinite,
+}
+
+impl WriteLockSettings {
+    /// Resolve the settings from the whole parsed config (`Value::Null` when there is none)
+    /// and an environment lookup: a valid environment value wins over
+    /// `session.writeLock.<key>`, which wins over the default; invalid or zero values fall
+    /// through, and `Infinity` is accepted for the acquire timeout only.
+    pub fn resolve(config: &Value, env: impl Fn(&str) -> Option<String>) -> Self {
+        let config_value = |key: &str| {
+            config
+                .get("session")
+                .and_then(|s| s.get("writeLock"))
+                .and_then(|w| w.get(key))
+                .and_then(positive_ms_from_json)
+        };
+        let acquire = env_ms(&env, ENV_ACQUIRE_TIMEOUT_MS, true)
+            .or_else(|| config_value("acquireTimeoutMs").map(Ms::Finite))
+            .unwrap_or(Ms::Finite(DEFAULT_ACQUIRE_TIMEOUT_MS));
+        let finite = |env_key: &str, key: &str, fallback: u64| match env_ms(&env, env_key, false) {
+            Some(Ms::Finite(ms)) => ms,
+            _ => config_value(key).unwrap_or(fallback),
+        };
+        WriteLockSettings {
+            acquire_timeout_ms: match acquire {
+                Ms::Finite(ms) => Some(ms),
+                Ms::Infinite => None,
+            },
+            stale_ms: finite(ENV_STALE_MS, "staleMs", DEFAULT_STALE_MS),
+            max_hold_ms: finite(ENV_MAX_HOLD_MS, "maxHoldMs", DEFAULT_MAX_HOLD_MS),
+        }
+    }
+
+    /// The `maxHoldMs` the gateway uses while compacting with this acquire timeout:
+    /// `min(MAX_TIMER, max(300000, timeout + 120000))`, `MAX_TIMER` for `Infinity`.
+    pub fn compaction_max_hold_ms(&self) -> u64 {
+        match self.effective().0 {
+            None => MAX_TIMER_TIMEOUT_MS,
+            Some(t) => MAX_TIMER_TIMEOUT_MS
+                .min(DEFAULT_MAX_HOLD_MS.max(t.saturating_add(COMPACTION_GRACE_MS))),
+        }
+    }
+
+    /// The effective values, with zero falling back to the defaults as the gateway's
+    /// `resolvePositiveMs` does.
+    fn effective(&self) -> (Option<u64>, u64, u64) {
+        let timeout = match self.acquire_timeout_ms {
+            Some(0) => Some(DEFAULT_ACQUIRE_TIMEOUT_MS),
+            other => other,
+        };
+        let nonzero = |v: u64, d: u64| if v == 0 { d } else { v };
+        (
+            timeout,
+            nonzero(self.stale_ms, DEFAULT_STALE_MS),
+            nonzero(self.max_hold_ms, DEFAULT_MAX_HOLD_MS),
+        )
+    }
+}
+
+/// `readPositiveMsEnv`: trimmed, then `Infinity` or ASCII digits forming a positive safe integer.
+fn env_ms(env: &impl Fn(&str) -> Option<String>, key: &str, allow_infinity: bool) -> Option<Ms> {
+    let raw = env(key)?;
+    let raw = process::js_trim(&raw);
+    if raw.is_empty() {
+        return None;
+    }
+    if raw == "Infinity" {
+        return allow_infinity.then_some(Ms::Infinite);
+    }
+    if !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digits = raw.trim_start_matches('0');
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let value: u64 = digits.parse().ok()?;
+    (value > 0 && value <= MAX_SAFE_INTEGER).then_some(Ms::Finite(value))
+}
+
+/// `parsePositiveMs` for a config value: a JSON number that is a positive safe integer.
+fn positive_ms_from_json(value: &Value) -> Option<u64> {
+    let n = value.as_f64()?;
+    (n.is_finite() && n > 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER as f64)
+        .then_some(n as u64)
+}
+
+/// Why a lock is considered stale (`store.md` §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StaleReason {
+    /// The payload has no valid pid.
+    MissingPid,
+    /// The pid is not alive (or is a zombie).
+    DeadPid,
+    /// The pid is alive but its start time differs from the stored one.
+    RecycledPid,
+    /// `createdAt` is absent or does not parse.
+    InvalidCreatedAt,
+    /// `createdAt` is older than `staleMs`.
+    TooOld,
+    /// `createdAt` is older than the holder's own `maxHoldMs`.
+    HoldExceeded,
+    /// The lock names this very process, which does not hold it.
+    OrphanSelfPid,
+    /// The holder is alive but looks like neither OpenClaw nor clawstate.
+    NonOpenclawOwner,
+}
+
+impl StaleReason {
+    /// The gateway's spelling of the reason, e.g. `dead-pid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StaleReason::MissingPid => "missing-pid",
+            StaleReason::DeadPid => "dead-pid",
+            StaleReason::RecycledPid => "recycled-pid",
+            StaleReason::InvalidCreatedAt => "invalid-createdAt",
+            StaleReason::TooOld => "too-old",
+            StaleReason::HoldExceeded => "hold-exceeded",
+            StaleReason::OrphanSelfPid => "orphan-self-pid",
+            StaleReason::NonOpenclawOwner => "non-openclaw-owner",
+        }
+    }
+
+    /// Whether the reason alone never justifies removing the lock (`too-old`, `hold-exceeded`).
+    pub fn is_report_only(self) -> bool {
+        matches!(self, StaleReason::TooOld | StaleReason::HoldExceeded)
+    }
+}
+
+impl std::fmt::Display for StaleReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Failure to take, inspect or release a write lock.
+#[derive(Debug, Error)]
+pub enum WriteLockError {
+    /// The lock stayed held until the timeout (the gateway's `SessionWriteLockTimeoutError`).
+    #[error("{message}")]
+    Timeout {
+        /// `session file locked (timeout <ms>ms): <owner> <lockPath>`.
+        message: String,
+    },
+    /// The lock is stale but may not be removed (the gateway's `SessionWriteLockStaleError`).
+    #[error("{message}")]
+    Stale {
+        /// `session file lock stale (<reasons>): <owner> <lockPath>`.
+        message: String,
+    },
+    /// A file-system operation on the lock or its directory failed.
+    #[error("session write lock {}: {source}", path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl crate::exit::ExitCode for WriteLockError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            WriteLockError::Timeout { .. } | WriteLockError::Stale { .. } => crate::exit::TEMP_FAIL,
+            WriteLockError::Io { .. } => crate::exit::CANT_CREATE,
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> WriteLockError + '_ {
+    move |source| WriteLockError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Options of one acquisition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AcquireOptions {
+    /// Let a second acquisition of a lock this process already holds succeed (a counter).
+    pub allow_reentrant: bool,
+}
+
+/// Entry point for taking transcript write locks.
+#[derive(Debug)]
+pub struct WriteLock;
+
+/// A lock this process holds, shared by its reentrant guards.
+struct Held {
+    id: u64,
+    count: usize,
+    lock_path: PathBuf,
+    snapshot: Snapshot,
+    /// Kept open while the lock is held, as the gateway does.
+    _file: File,
+}
+
+/// Locks held by this process, by normalised target path.
+static HELD: LazyLock<Mutex<HashMap<PathBuf, Held>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Identity of each created lock, so a guard never releases someone else's.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn held_locks() -> MutexGuard<'static, HashMap<PathBuf, Held>> {
+    HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn held_by_this_process(normalized: &Path) -> bool {
+    held_locks().contains_key(normalized)
+}
+
+impl WriteLock {
+    /// Take the write lock of `target` (a transcript path), waiting per `settings`.
+    ///
+    /// Fails with [`WriteLockError::Timeout`] when the lock stays held, with
+    /// [`WriteLockError::Stale`] at once when the holder is a live OpenClaw (or clawstate)
+    /// process whose lock is only `too-old`/`hold-exceeded`, and with
+    /// [`WriteLockError::Io`] when the directory or lock file cannot be created.
+    pub fn acquire(
+        target: &Path,
+        settings: &WriteLockSettings,
+        opts: AcquireOptions,
+    ) -> Result<WriteLockGuard, WriteLockError> {
+        let (timeout_ms, stale_ms, max_hold_ms) = settings.effective();
+        let grace_ms = match timeout_ms {
+            Some(t) if t < ORPHAN_PAYLOAD_GRACE_MS => SHORT_TIMEOUT_ORPHAN_PAYLOAD_GRACE_MS,
+            _ => ORPHAN_PAYLOAD_GRACE_MS,
+        };
+        let cwd = std::env::current_dir().map_err(io_err(target))?;
+        let resolved = js_path_resolve(&cwd, target);
+        let (dir, base) = split_dir_base(&resolved);
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let normalized = match fs::canonicalize(&dir) {
+            Ok(real) => js_path_join(&real, &base),
+            Err(_) => resolved.clone(),
+        };
+        let mut lock_os = normalized.clone().into_os_string();
+        lock_os.push(".lock");
+        let lock_path = PathBuf::from(lock_os);
+
+        if opts.allow_reentrant {
+            let mut held = held_locks();
+            if let Some(entry) = held.get_mut(&normalized) {
+                entry.count += 1;
+                return Ok(WriteLockGuard {
+                    key: normalized,
+                    id: entry.id,
+                    lock_path: entry.lock_path.clone(),
+                    active: true,
+                });
+            }
+        }
+
+        let ctx = AcquireCtx {
+            lock_path: &lock_path,
+            normalized: &normalized,
+            timeout_ms,
+            stale_ms,
+            grace_ms,
+            started: Instant::now(),
+        };
+        loop {
+            match create_exclusive(&lock_path) {
+                Ok(file) => return register(file, &lock_path, normalized, max_hold_ms),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io_err(&lock_path)(e)),
+            }
+            let now = now_ms();
+            let Some(snapshot) = read_snapshot(&lock_path).map_err(io_err(&lock_path))? else {
+                // Vanished between create and read: retry at once (bounded by the timeout).
+                if ctx.expired() {
+                    return Err(ctx.timeout_error());
+                }
+                continue;
+            };
+            let payload = Payload::parse(&snapshot.raw);
+            let held = held_by_this_process(&normalized);
+            let inspected = inspect_payload(&payload, stale_ms, now, Ctx::acquiring(held));
+            if should_report_stale(&lock_path, &inspected, held, stale_ms, now, grace_ms) {
+                if !still_present(&lock_path, &snapshot)? {
+                    continue;
+                }
+                if ctx.remove_if_approved(&payload, &snapshot)? {
+                    continue;
+                }
+                match ctx.stale_failure() {
+                    Some(err) => return Err(err),
+                    None => continue,
+                }
+            }
+            let elapsed = ctx.started.elapsed();
+            let delay = match timeout_ms {
+                Some(t) => {
+                    let t = Duration::from_millis(t);
+                    if elapsed >= t {
+                        return Err(ctx.timeout_error());
+                    }
+                    Duration::from_millis(POLL_MS).min(t - elapsed)
+                }
+                None => Duration::from_millis(POLL_MS),
+            };
+            std::thread::sleep(delay);
+        }
+    }
+}
+
+/// What one acquisition needs on its slow paths.
+struct AcquireCtx<'a> {
+    lock_path: &'a Path,
+    normalized: &'a Path,
+    timeout_ms: Option<u64>,
+    stale_ms: u64,
+    grace_ms: u64,
+    started: Instant,
+}
+
+impl AcquireCtx<'_> {
+    fn expired(&self) -> bool {
+        self.timeout_ms
+            .is_some_and(|t| self.started.elapsed() >= Duration::from_millis(t))
+    }
+
+    /// The gateway's `removeStaleLockIfAllowed`: true when the lock was removed or changed
+    /// (retry at once), false when removal is not approved.
+    fn remove_if_approved(
+        &self,
+        payload: &Payload,
+        snapshot: &Snapshot,
+    ) -> Result<bool, WriteLockError> {
+        let now = now_ms();
+        let held = held_by_this_process(self.normalized);
+        let inspected = inspect_payload(payload, self.stale_ms, now, Ctx::acquiring(held));
+        if !should_remove(
+            self.lock_path,
+            &inspected,
+            self.stale_ms,
+            now,
+            self.grace_ms,
+        ) {
+            return Ok(false);
+        }
+        if !still_present(self.lock_path, snapshot)? {
+            return Ok(true);
+        }
+        match fs::remove_file(self.lock_path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// After a stale lock could not be removed: `None` to retry (it vanished or no longer
+    /// looks stale), or the stale error.
+    fn stale_failure(&self) -> Option<WriteLockError> {
+        let (payload, missing) = match read_snapshot(self.lock_path) {
+            Ok(Some(s)) => (Payload::parse(&s.raw), false),
+            Ok(None) => (Payload::default(), true),
+            Err(_) => (Payload::default(), false),
+        };
+        let now = now_ms();
+        let held = held_by_this_process(self.normalized);
+        let inspected = inspect_payload(&payload, self.stale_ms, now, Ctx::acquiring(held));
+        if !self.expired()
+            && (missing
+                || !should_report_stale(
+                    self.lock_path,
+                    &inspected,
+                    held,
+                    self.stale_ms,
+                    now,
+                    self.grace_ms,
+                ))
+        {
+            return None;
+        }
+        let reasons = if inspected.reasons.is_empty() {
+            "unknown".to_string()
+        } else {
+            join_reasons(&inspected.reasons)
+        };
+        Some(WriteLockError::Stale {
+            message: format!(
+                "session file lock stale ({reasons}): {} {}",
+                describe_owner(&inspected),
+                self.lock_path.to_string_lossy()
+            ),
+        })
+    }
+
+    fn timeout_error(&self) -> WriteLockError {
+        let payload = match fs::read(self.lock_path) {
+            Ok(raw) => Payload::parse(&raw),
+            Err(_) => Payload::default(),
+        };
+        let now = now_ms();
+        let held = held_by_this_process(self.normalized);
+        let inspected = inspect_payload(&payload, self.stale_ms, now, Ctx::acquiring(held));
+        let timeout = self.timeout_ms.unwrap_or(u64::MAX);
+        WriteLockError::Timeout {
+            message: format!(
+                "session file locked (timeout {timeout}ms): {} {}",
+                describe_owner(&inspected),
+                self.lock_path.to_string_lossy()
+            ),
+        }
+    }
+}
+
+fn join_reasons(reasons: &[StaleReason]) -> String {
+    reasons
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `open(path, "wx")`: `O_WRONLY|O_CREAT|O_EXCL`, mode 0666 before the umask.
+fn create_exclusive(lock_path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .open(lock_path)
+}
+
+/// Write our payload into a freshly created lock file and record it as held.
+fn register(
+    mut file: File,
+    lock_path: &Path,
+    normalized: PathBuf,
+    max_hold_ms: u64,
+) -> Result<WriteLockGuard, WriteLockError> {
+    let pid = std::process::id();
+    let raw = format_payload(
+        pid,
+        &js_iso_string(now_ms()),
+        max_hold_ms,
+        process::start_time(pid),
+    );
+    let written = file
+        .write_all(raw.as_bytes())
+        .and_then(|()| file.metadata());
+    let meta = match written {
+        Ok(meta) => meta,
+        Err(e) => {
+            // Remove our half-written file (only if it is still ours) and report.
+            if let Ok(current) = fs::symlink_metadata(lock_path) {
+                if let Ok(ours) = file.metadata() {
+                    if current.ino() == ours.ino() && current.dev() == ours.dev() {
+                        let _ = fs::remove_file(lock_path);
+                    }
+                }
+            }
+            return Err(io_err(lock_path)(e));
+        }
+    };
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let held = Held {
+        id,
+        count: 1,
+        lock_path: lock_path.to_path_buf(),
+        snapshot: Snapshot {
+            raw: raw.into_bytes(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        },
+        _file: file,
+    };
+    // A previous entry for this target (its file was removed behind our back) is replaced;
+    // its guards then release nothing, as in the gateway.
+    held_locks().insert(normalized.clone(), held);
+    Ok(WriteLockGuard {
+        key: normalized,
+        id,
+        lock_path: lock_path.to_path_buf(),
+        active: true,
+    })
+}
+
+/// The lock payload: pretty JSON (2-space indent), keys in the gateway's order, then `\n`.
+fn format_payload(pid: u32, created_at: &str, max_hold_ms: u64, starttime: Option<u64>) -> String {
+    let mut out = format!(
+        "{{\n  \"pid\": {pid},\n  \"createdAt\": \"{created_at}\",\n  \"maxHoldMs\": {max_hold_ms}"
+    );
+    if let Some(st) = starttime {
+        out.push_str(&format!(",\n  \"starttime\": {st}"));
+    }
+    out.push_str("\n}\n");
+    out
+}
+
+/// A held write lock; released (count decremented, file removed at zero) on drop.
+#[derive(Debug)]
+pub struct WriteLockGuard {
+    key: PathBuf,
+    id: u64,
+    lock_path: PathBuf,
+    active: bool,
+}
+
+impl WriteLockGuard {
+    /// The lock file's path (`<realpath(dir)>/<name>.lock`).
+    pub fn lock_path(&self) -> &Path {
+        &self.lock_path
+    }
+
+    /// Release now, reporting a failure to remove the lock file.
+    pub fn release(mut self) -> Result<(), WriteLockError> {
+        self.release_inner()
+    }
+
+    fn release_inner(&mut self) -> Result<(), WriteLockError> {
+        if !self.active {
+            return Ok(());
+        }
+        self.active = false;
+        let held = {
+            let mut held = held_locks();
+            match held.get_mut(&self.key) {
+                Some(entry) if entry.id == self.id => {
+                    entry.count -= 1;
+                    if entry.count > 0 {
+                        return Ok(());
+                    }
+                }
+                _ => return Ok(()),
+            }
+            held.remove(&self.key)
+        };
+        let Some(Held {
+            lock_path,
+            snapshot,
+            _file,
+            ..
+        }) = held
+        else {
+            return Ok(());
+        };
+        drop(_file);
+        remove_snapshot_if_unchanged(&lock_path, &snapshot).map(|_| ())
+    }
+}
+
+impl Drop for WriteLockGuard {
+    fn drop(&mut self) {
+        let _ = self.release_inner();
+    }
+}
+
+/// A lock file as observed: its bytes and identity (from `lstat`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Snapshot {
+    raw: Vec<u8>,
+    dev: u64,
+    ino: u64,
+}
+
+/// `lstat` + read; `None` when the file does not exist.
+fn read_snapshot(lock_path: &Path) -> io::Result<Option<Snapshot>> {
+    let meta = match fs::symlink_metadata(lock_path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let raw = match fs::read(lock_path) {
+        Ok(raw) => raw,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(Snapshot {
+        raw,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    }))
+}
+
+fn still_present(lock_path: &Path, observed: &Snapshot) -> Result<bool, WriteLockError> {
+    Ok(read_snapshot(lock_path)
+        .map_err(io_err(lock_path))?
+        .is_some_and(|current| current == *observed))
+}
+
+/// Delete the lock file only if it still has the observed inode and bytes.
+fn remove_snapshot_if_unchanged(
+    lock_path: &Path,
+    observed: &Snapshot,
+) -> Result<bool, WriteLockError> {
+    if !still_present(lock_path, observed)? {
+        return Ok(false);
+    }
+    match fs::remove_file(lock_path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(lock_path)(e)),
+    }
+}
+
+/// The fields of a lock payload the gateway accepts (numbers kept as JavaScript numbers).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Payload {
+    pid: Option<f64>,
+    created_at: Option<String>,
+    starttime: Option<f64>,
+    max_hold_ms: Option<f64>,
+}
+
+impl Payload {
+    /// `parseLockPayload`: unparsable or non-object JSON gives an empty payload.
+    fn parse(raw: &[u8]) -> Payload {
+        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&String::from_utf8_lossy(raw))
+        else {
+            return Payload::default();
+        };
+        let lock_number = |key: &str| {
+            map.get(key)
+                .and_then(Value::as_f64)
+                .filter(|n| n.is_finite() && n.fract() == 0.0 && *n >= 0.0)
+        };
+        Payload {
+            pid: lock_number("pid").filter(|n| *n > 0.0),
+            created_at: map
+                .get("createdAt")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            starttime: lock_number("starttime"),
+            max_hold_ms: lock_number("maxHoldMs").filter(|n| *n > 0.0),
+        }
+    }
+}
+
+/// Who is asking, for the stale rules.
+#[derive(Debug, Clone, Copy)]
+struct Ctx {
+    held_by_this_process: bool,
+    reclaim_without_starttime: bool,
+    respect_max_hold: bool,
+}
+
+impl Ctx {
+    fn acquiring(held: bool) -> Ctx {
+        Ctx {
+            held_by_this_process: held,
+            reclaim_without_starttime: true,
+            respect_max_hold: !held,
+        }
+    }
+
+    fn doctor() -> Ctx {
+        Ctx {
+            held_by_this_process: false,
+            reclaim_without_starttime: false,
+            respect_max_hold: false,
+        }
+    }
+}
+
+/// The gateway's `inspectLockPayloadForSession`.
+#[derive(Debug, Clone, PartialEq)]
+struct Inspected {
+    pid: Option<f64>,
+    alive: bool,
+    age_ms: Option<i64>,
+    reasons: Vec<StaleReason>,
+}
+
+fn pid_as_u32(pid: f64) -> Option<u32> {
+    (pid >= 1.0 && pid <= u32::MAX as f64).then_some(pid as u32)
+}
+
+fn inspect_payload(payload: &Payload, stale_ms: u64, now_ms: i64, ctx: Ctx) -> Inspected {
+    let pid = payload.pid;
+    let alive = pid.and_then(pid_as_u32).is_some_and(process::is_alive);
+    let age_ms = payload
+        .created_at
+        .as_deref()
+        .and_then(parse_js_date_ms)
+        .map(|created| now_ms.saturating_sub(created).max(0));
+    let recycled = alive
+        && payload.starttime.is_some_and(|stored| {
+            pid.and_then(pid_as_u32)
+                .and_then(process::start_time)
+                .is_some_and(|current| current as f64 != stored)
+        });
+    let mut reasons = Vec::new();
+    match pid {
+        None => reasons.push(StaleReason::MissingPid),
+        Some(_) if !alive => reasons.push(StaleReason::DeadPid),
+        Some(_) if recycled => reasons.push(StaleReason::RecycledPid),
+        Some(_) => {}
+    }
+    match age_ms {
+        None => reasons.push(StaleReason::InvalidCreatedAt),
+        Some(age) if age as f64 > stale_ms as f64 => reasons.push(StaleReason::TooOld),
+        Some(_) => {}
+    }
+    if ctx.respect_max_hold {
+        if let (Some(max_hold), Some(age)) = (payload.max_hold_ms, age_ms) {
+            if age as f64 > max_hold {
+                reasons.push(StaleReason::HoldExceeded);
+            }
+        }
+    }
+    let own_pid = std::process::id();
+    let mut inspected = Inspected {
+        pid,
+        alive,
+        age_ms,
+        reasons,
+    };
+    if pid == Some(own_pid as f64) && !ctx.held_by_this_process {
+        let orphan = match payload.starttime {
+            None => ctx.reclaim_without_starttime,
+            Some(stored) => process::start_time(own_pid).is_some_and(|c| c as f64 == stored),
+        };
+        if orphan {
+            if !inspected.reasons.contains(&StaleReason::OrphanSelfPid) {
+                inspected.reasons.push(StaleReason::OrphanSelfPid);
+            }
+            return inspected;
+        }
+    }
+    if let Some(owner) = pid.and_then(pid_as_u32) {
+        let own_held = owner == own_pid && ctx.held_by_this_process;
+        if alive && !recycled && !own_held && is_foreign_owner(owner) {
+            inspected.reasons.push(StaleReason::NonOpenclawOwner);
+        }
+    }
+    inspected
+}
+
+/// A live holder whose argv is readable, non-blank and looks like neither OpenClaw nor
+/// clawstate (decision 9). Unreadable argv is never foreign.
+fn is_foreign_owner(pid: u32) -> bool {
+    let Some(argv) = process::cmdline(pid) else {
+        return false;
+    };
+    if argv.iter().all(|a| process::js_trim(a).is_empty()) {
+        return false;
+    }
+    !process::looks_like_openclaw(&argv) && !process::looks_like_clawstate(&argv)
+}
+
+/// Only `missing-pid`/`invalid-createdAt`: a garbage payload, judged by the file's mtime.
+fn needs_mtime_fallback(inspected: &Inspected) -> bool {
+    !inspected.reasons.is_empty()
+        && inspected
+            .reasons
+            .iter()
+            .all(|r| matches!(r, StaleReason::MissingPid | StaleReason::InvalidCreatedAt))
+}
+
+/// Whether the lock file's mtime is more than `threshold_ms` before `now_ms`
+/// (a vanished file is not; an unreadable one is).
+fn mtime_older_than(lock_path: &Path, now_ms: i64, threshold_ms: u64) -> bool {
+    match fs::metadata(lock_path) {
+        Ok(meta) => {
+            let mtime_ms = meta.mtime() as f64 * 1000.0 + meta.mtime_nsec() as f64 / 1e6;
+            (now_ms as f64 - mtime_ms).max(0.0) > threshold_ms as f64
+        }
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    }
+}
+
+/// `shouldReportContendedLockStale`.
+fn should_report_stale(
+    lock_path: &Path,
+    inspected: &Inspected,
+    held: bool,
+    stale_ms: u64,
+    now_ms: i64,
+    grace_ms: u64,
+) -> bool {
+    if inspected.reasons.is_empty() || held {
+        return false;
+    }
+    if needs_mtime_fallback(inspected) {
+        return mtime_older_than(lock_path, now_ms, stale_ms.min(grace_ms));
+    }
+    true
+}
+
+/// `shouldRemoveContendedLockFile`.
+fn should_remove(
+    lock_path: &Path,
+    inspected: &Inspected,
+    stale_ms: u64,
+    now_ms: i64,
+    grace_ms: u64,
+) -> bool {
+    if inspected.reasons.is_empty() || inspected.reasons.iter().all(|r| r.is_report_only()) {
+        return false;
+    }
+    if !needs_mtime_fallback(inspected) {
+        return true;
+    }
+    mtime_older_than(lock_path, now_ms, stale_ms.min(grace_ms))
+}
+
+/// `<owner>` of the error messages: `pid=<p> alive=<b>` or `owner=unknown`, plus ` ageMs=<n>`.
+fn describe_owner(inspected: &Inspected) -> String {
+    let mut out = match inspected.pid {
+        Some(pid) => format!(
+            "pid={} alive={}",
+            ryu_js::Buffer::new().format(pid),
+            inspected.alive
+        ),
+        None => "owner=unknown".to_string(),
+    };
+    if let Some(age) = inspected.age_ms {
+        out.push_str(&format!(" ageMs={age}"));
+    }
+    out
+}
+
+/// A lock file as `openclaw doctor` sees it (heldByThisProcess = false).
+#[derive(Debug, Clone)]
+pub struct LockInspection {
+    /// The inspected lock file.
+    pub lock_path: PathBuf,
+    /// The payload's `pid`, when a positive integer (saturated to `u64`).
+    pub pid: Option<u64>,
+    /// The payload's `createdAt`, when a string.
+    pub created_at: Option<String>,
+    /// The payload's `starttime`, when a non-negative integer.
+    pub starttime: Option<u64>,
+    /// The payload's `maxHoldMs`, when a positive integer.
+    pub max_hold_ms: Option<u64>,
+    /// Whether the pid is alive.
+    pub alive: bool,
+    /// `now - createdAt` (at least 0), when `createdAt` parses.
+    pub age_ms: Option<i64>,
+    /// Why the lock is stale, in the gateway's order; empty when it is not.
+    pub stale_reasons: Vec<StaleReason>,
+    /// Whether `openclaw doctor --fix` would remove it.
+    pub removable: bool,
+    snapshot: Option<Snapshot>,
+}
+
+impl LockInspection {
+    /// Whether any stale reason applies.
+    pub fn is_stale(&self) -> bool {
+        !self.stale_reasons.is_empty()
+    }
+
+    /// The reasons joined as the gateway prints them (`dead-pid, too-old`).
+    pub fn reasons_string(&self) -> String {
+        join_reasons(&self.stale_reasons)
+    }
+}
+
+/// Inspect one lock file as the doctor and gateway start-up do: no `hold-exceeded`, an own
+/// pid without `starttime` is not an orphan, and `removable` = stale, not only report-only
+/// reasons, and for a garbage payload an mtime older than `min(staleMs, 30 s)`.
+/// A missing file inspects as an empty payload that is not removable.
+pub fn inspect_lock(
+    lock_path: &Path,
+    settings: &WriteLockSettings,
+    now_ms: i64,
+) -> Result<LockInspection, WriteLockError> {
+    let (_, stale_ms, _) = settings.effective();
+    let snapshot = read_snapshot(lock_path).map_err(io_err(lock_path))?;
+    let payload = snapshot
+        .as_ref()
+        .map(|s| Payload::parse(&s.raw))
+        .unwrap_or_default();
+    let inspected = inspect_payload(&payload, stale_ms, now_ms, Ctx::doctor());
+    let removable = should_remove(
+        lock_path,
+        &inspected,
+        stale_ms,
+        now_ms,
+        ORPHAN_PAYLOAD_GRACE_MS,
+    );
+    let to_u64 = |n: f64| n as u64;
+    Ok(LockInspection {
+        lock_path: lock_path.to_path_buf(),
+        pid: payload.pid.map(to_u64),
+        created_at: payload.created_at,
+        starttime: payload.starttime.map(to_u64),
+        max_hold_ms: payload.max_hold_ms.map(to_u64),
+        alive: inspected.alive,
+        age_ms: inspected.age_ms,
+        stale_reasons: inspected.reasons,
+        removable,
+        snapshot,
+    })
+}
+
+/// Remove an inspected lock file if it still has the inspected inode and bytes (`lock
+/// break`). Returns whether it was removed; a changed or vanished file is left alone.
+pub fn remove_if_unchanged(
+    lock_path: &Path,
+    inspection: &LockInspection,
+) -> Result<bool, WriteLockError> {
+    match &inspection.snapshot {
+        Some(observed) => remove_snapshot_if_unchanged(lock_path, observed),
+        None => Ok(false),
+    }
+}
+
+/// Milliseconds since the Unix epoch (`Date.now()`).
+pub fn now_ms() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+// ---- JavaScript dates -------------------------------------------------------------------
+
+const MS_PER_DAY: i64 = 86_400_000;
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (month 1-12; day may overflow).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// (year, month, day) of a day count since 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `new Date(ms).toISOString()` for years 0..=9999 (`2026-11-29T21:55:15.244Z`).
+fn js_iso_string(ms: i64) -> String {
+    let days = ms.div_euclid(MS_PER_DAY);
+    let rem = ms.rem_euclid(MS_PER_DAY);
+    let (y, mo, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+/// `Date.parse` for the ECMAScript date-time string format (and V8's leniencies: `t`/`z`/space
+/// separators, extra fraction digits, `±HHMM` offsets, day overflow up to 31). Date-only
+/// forms are UTC; a date-time without offset is local time. Other legacy forms V8 accepts
+/// (`Sun Nov 29 2026`) read as invalid here.
+fn parse_js_date_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize, n: usize| -> Option<i64> {
+        let chunk = b.get(*i..*i + n)?;
+        if !chunk.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *i += n;
+        Some(
+            chunk
+                .iter()
+                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
+        )
+    };
+    let year = match b.first()? {
+        sign @ (b'+' | b'-') => {
+            i += 1;
+            let y = digits(&mut i, 6)?;
+            if *sign == b'-' {
+                if y == 0 {
+                    return None;
+                }
+                -y
+            } else {
+                y
+            }
+        }
+        _ => digits(&mut i, 4)?,
+    };
+    let (mut month, mut day) = (1, 1);
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+        month = digits(&mut i, 2)?;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+            day = digits(&mut i, 2)?;
+        }
+    }
+    let (mut hour, mut minute, mut second, mut millis) = (0, 0, 0, 0);
+    let mut has_time = false;
+    let mut offset_ms: Option<i64> = None;
+    if matches!(b.get(i), Some(b'T' | b't' | b' ')) {
+        i += 1;
+        has_time = true;
+        hour = digits(&mut i, 2)?;
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        minute = digits(&mut i, 2)?;
+        if b.get(i) == Some(&b':') {
+            i += 1;
+            second = digits(&mut i, 2)?;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                let start = i;
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+                if i == start {
+                    return None;
+                }
+                let frac = &b[start..i.min(start + 3)];
+                let mut value = frac
+                    .iter()
+                    .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
+                for _ in frac.len()..3 {
+                    value *= 10;
+                }
+                millis = value;
+            }
+        }
+        match b.get(i) {
+            Some(b'Z' | b'z') => {
+                i += 1;
+                offset_ms = Some(0);
+            }
+            Some(sign @ (b'+' | b'-')) => {
+                let negative = *sign == b'-';
+                i += 1;
+                let oh = digits(&mut i, 2)?;
+                if b.get(i) == Some(&b':') {
+                    i += 1;
+                }
+                let om = digits(&mut i, 2)?;
+                if oh > 23 || om > 59 {
+                    return None;
+                }
+                let off = (oh * 60 + om) * 60_000;
+                offset_ms = Some(if negative { -off } else { off });
+            }
+            _ => {}
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && minute <= 59
+        && second <= 59
+        && (hour < 24 || (hour == 24 && minute == 0 && second == 0 && millis == 0));
+    if !valid {
+        return None;
+    }
+    let local_ms = days_from_civil(year, month, 1) * MS_PER_DAY
+        + (day - 1) * MS_PER_DAY
+        + hour * 3_600_000
+        + minute * 60_000
+        + second * 1000
+        + millis;
+    let utc_ms = match offset_ms {
+        Some(off) => local_ms - off,
+        None if has_time => local_ms - local_offset_ms(local_ms)?,
+        None => local_ms,
+    };
+    (utc_ms.abs() <= 8_640_000_000_000_000).then_some(utc_ms)
+}
+
+/// The local zone's UTC offset at a local wall-clock time (given as if it were UTC).
+fn local_offset_ms(local_ms: i64) -> Option<i64> {
+    use chrono::{Local, Offset, TimeZone};
+    let naive = chrono::DateTime::from_timestamp_millis(local_ms)?.naive_utc();
+    let offset = match Local.offset_from_local_datetime(&naive).earliest() {
+        Some(o) => o.fix(),
+        None => Local.offset_from_utc_datetime(&naive).fix(),
+    };
+    Some(i64::from(offset.local_minus_utc()) * 1000)
+}
+
+// ---- Node path semantics ----------------------------------------------------------------
+
+/// `path.posix.normalize` on raw bytes.
+pub(crate) fn js_path_normalize(path: &[u8]) -> Vec<u8> {
+    if path.is_empty() {
+        return b".".to_vec();
+    }
+    let absolute = path[0] == b'/';
+    let trailing = path[path.len() - 1] == b'/';
+    let mut segments: Vec<&[u8]> = Vec::new();
+    for seg in path.split(|&c| c == b'/') {
+        match seg {
+            b"" | b"." => {}
+            b".." => {
+                if segments.last().is_some_and(|last| *last != b"..") {
+                    segments.pop();
+                } else if !absolute {
+                    segments.push(seg);
+                }
+            }
+            _ => segments.push(seg),
+        }
+    }
+    let mut out = Vec::with_capacity(path.len());
+    if absolute {
+        out.push(b'/');
+    }
+    out.extend(segments.join(&b'/'));
+    if segments.is_empty() {
+        if !absolute {
+            return if trailing {
+                b"./".to_vec()
+            } else {
+                b".".to_vec()
+            };
+        }
+    } else if trailing {
+        out.push(b'/');
+    }
+    out
+}
+
+/// `path.join(a, b)`.
+pub(crate) fn js_path_join(a: &Path, b: &Path) -> PathBuf {
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let joined = match (a.is_empty(), b.is_empty()) {
+        (true, true) => Vec::new(),
+        (false, true) => a.to_vec(),
+        (true, false) => b.to_vec(),
+        (false, false) => [a, b"/", b].concat(),
+    };
+    PathBuf::from(OsString::from_vec(js_path_normalize(&joined)))
+}
+
+/// `path.resolve(p)` against `cwd`: absolute, normalised, no trailing slash.
+fn js_path_resolve(cwd: &Path, p: &Path) -> PathBuf {
+    let bytes = p.as_os_str().as_bytes();
+    let full = if bytes.first() == Some(&b'/') {
+        bytes.to_vec()
+    } else {
+        [cwd.as_os_str().as_bytes(), b"/", bytes].concat()
+    };
+    let mut out = js_path_normalize(&full);
+    if out.len() > 1 && out.last() == Some(&b'/') {
+        out.pop();
+    }
+    PathBuf::from(OsString::from_vec(out))
+}
+
+/// `path.dirname` and `path.basename` of a resolved absolute path.
+fn split_dir_base(resolved: &Path) -> (PathBuf, PathBuf) {
+    let bytes = resolved.as_os_str().as_bytes();
+    match bytes.iter().rposition(|&c| c == b'/') {
+        Some(0) => (
+            PathBuf::from("/"),
+            PathBuf::from(OsString::from_vec(bytes[1..].to_vec())),
+        ),
+        Some(pos) => (
+            PathBuf::from(OsString::from_vec(bytes[..pos].to_vec())),
+            PathBuf::from(OsString::from_vec(bytes[pos + 1..].to_vec())),
+        ),
+        None => (PathBuf::from("."), resolved.to_path_buf()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::ExitCode;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command, Stdio};
+
+    fn settings(timeout_ms: u64) -> WriteLockSettings {
+        WriteLockSettings {
+            acquire_timeout_ms: Some(timeout_ms),
+            ..WriteLockSettings::default()
+        }
+    }
+
+    fn reentrant() -> AcquireOptions {
+        AcquireOptions {
+            allow_reentrant: true,
+        }
+    }
+
+    /// A temp dir and a transcript path inside it, with the canonical lock path.
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("sessions").join("abc.jsonl");
+        let real = fs::canonicalize(dir.path()).expect("canonicalize");
+        let lock = real.join("sessions").join("abc.jsonl.lock");
+        (dir, target, lock)
+    }
+
+    fn write_lock_file(lock: &Path, content: &str) {
+        fs::create_dir_all(lock.parent().expect("parent")).expect("mkdir");
+        fs::write(lock, content).expect("write lock");
+    }
+
+    fn payload_for(pid: u32, created_ms: i64, max_hold: u64, starttime: Option<u64>) -> String {
+        format_payload(pid, &js_iso_string(created_ms), max_hold, starttime)
+    }
+
+    fn spawn_with_arg0(arg0: &str) -> Child {
+        let child = Command::new("sleep")
+            .arg0(arg0)
+            .arg("30")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep");
+        process::tests::wait_for_exec(child.id());
+        child
+    }
+
+    struct Reaper(Child);
+    impl Drop for Reaper {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn umask() -> u32 {
+        let status = fs::read_to_string("/proc/self/status").expect("status");
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .expect("Umask line");
+        u32::from_str_radix(line.trim(), 8).expect("octal")
+    }
+
+    #[test]
+    fn acquire_writes_payload_and_release_removes_it() {
+        let (_dir, target, lock) = setup();
+        let before = now_ms();
+        let guard = WriteLock::acquire(&target, &settings(1000), AcquireOptions::default())
+            .expect("acquire");
+        assert_eq!(guard.lock_path(), lock);
+        let raw = fs::read_to_string(&lock).expect("read lock");
+        let re = regex::Regex::new(
+            r#"^\{\n  "pid": (\d+),\n  "createdAt": "(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)",\n  "maxHoldMs": 300000,\n  "starttime": (\d+)\n\}\n$"#,
+        )
+        .expect("regex");
+        let caps = re
+            .captures(&raw)
+            .unwrap_or_else(|| panic!("payload shape: {raw:?}"));
+        assert_eq!(caps[1].parse::<u32>().ok(), Some(std::process::id()));
+        let created = parse_js_date_ms(&caps[2]).expect("createdAt parses");
+        assert!(created >= before && created <= now_ms());
+        assert_eq!(
+            caps[3].parse::<u64>().ok(),
+            process::start_time(std::process::id())
+        );
+        let mode = fs::metadata(&lock).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask());
+        guard.release().expect("release");
+        assert!(!lock.exists());
+    }
+
+    #[test]
+    fn lock_path_uses_realpath_of_the_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real_dir = dir.path().join("real");
+        fs::create_dir_all(&real_dir).expect("mkdir");
+        std::os::unix::fs::symlink(&real_dir, dir.path().join("link")).expect("symlink");
+        let target = dir.path().join("link").join("./x/../s.jsonl");
+        let guard = WriteLock::acquire(&target, &settings(500), AcquireOptions::default())
+            .expect("acquire");
+        let expected = fs::canonicalize(&real_dir)
+            .expect("canon")
+            .join("s.jsonl.lock");
+        assert_eq!(guard.lock_path(), expected);
+        assert!(expected.exists());
+        drop(guard);
+        assert!(!expected.exists());
+    }
+
+    #[test]
+    fn reentrant_counts_and_removes_at_zero() {
+        let (_dir, target, lock) = setup();
+        let outer = WriteLock::acquire(&target, &settings(500), reentrant()).expect("outer");
+        let inner = WriteLock::acquire(&target, &settings(500), reentrant()).expect("inner");
+        assert_eq!(inner.lock_path(), lock);
+        drop(inner);
+        assert!(lock.exists(), "inner release keeps the lock");
+        drop(outer);
+        assert!(!lock.exists(), "outer release removes it");
+    }
+
+    #[test]
+    fn held_by_self_non_reentrant_times_out() {
+        let (_dir, target, lock) = setup();
+        let _held = WriteLock::acquire(&target, &settings(500), reentrant()).expect("first");
+        let started = Instant::now();
+        let err = WriteLock::acquire(&target, &settings(200), AcquireOptions::default())
+            .expect_err("second acquire must time out");
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL);
+        let msg = err.to_string();
+        let re = regex::Regex::new(&format!(
+            r"^session file locked \(timeout 200ms\): pid={} alive=true ageMs=\d+ {}$",
+            std::process::id(),
+            regex::escape(&lock.to_string_lossy())
+        ))
+        .expect("regex");
+        assert!(re.is_match(&msg), "{msg}");
+        assert!(matches!(err, WriteLockError::Timeout { .. }));
+    }
+
+    #[test]
+    fn dead_pid_is_reclaimed_at_once() {
+        let (_dir, target, lock) = setup();
+        let mut child = Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        child.wait().expect("wait");
+        write_lock_file(&lock, &payload_for(pid, now_ms(), 300_000, Some(1)));
+        let started = Instant::now();
+        let guard = WriteLock::acquire(&target, &settings(2000), AcquireOptions::default())
+            .expect("reclaim dead pid");
+        assert!(
+            started.elapsed() < Duration::from_millis(700),
+            "not at once"
+        );
+        let raw = fs::read_to_string(guard.lock_path()).expect("read");
+        assert!(raw.contains(&format!("\"pid\": {}", std::process::id())));
+    }
+
+    #[test]
+    fn live_non_openclaw_owner_is_reclaimed() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("sleep"));
+        let pid = child.0.id();
+        write_lock_file(
+            &lock,
+            &payload_for(pid, now_ms(), 300_000, process::start_time(pid)),
+        );
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(insp.stale_reasons, vec![StaleReason::NonOpenclawOwner]);
+        assert!(insp.alive && insp.removable);
+        let started = Instant::now();
+        let _guard = WriteLock::acquire(&target, &settings(2000), AcquireOptions::default())
+            .expect("reclaim non-openclaw");
+        assert!(
+            started.elapsed() < Duration::from_millis(700),
+            "not at once"
+        );
+    }
+
+    #[test]
+    fn live_openclaw_owner_times_out() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("openclaw"));
+        let pid = child.0.id();
+        write_lock_file(
+            &lock,
+            &payload_for(pid, now_ms(), 300_000, process::start_time(pid)),
+        );
+        let started = Instant::now();
+        let err = WriteLock::acquire(&target, &settings(300), AcquireOptions::default())
+            .expect_err("must time out");
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(300) && elapsed < Duration::from_millis(600));
+        let re = regex::Regex::new(&format!(
+            r"^session file locked \(timeout 300ms\): pid={pid} alive=true ageMs=\d+ {}$",
+            regex::escape(&lock.to_string_lossy())
+        ))
+        .expect("regex");
+        assert!(re.is_match(&err.to_string()), "{err}");
+        assert!(lock.exists());
+    }
+
+    #[test]
+    fn live_clawstate_owner_is_legitimate() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("/usr/local/bin/claw-sessions"));
+        let pid = child.0.id();
+        write_lock_file(
+            &lock,
+            &payload_for(pid, now_ms(), 300_000, process::start_time(pid)),
+        );
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(insp.stale_reasons.is_empty() && !insp.removable);
+        let err = WriteLock::acquire(&target, &settings(150), AcquireOptions::default())
+            .expect_err("must time out");
+        assert!(matches!(err, WriteLockError::Timeout { .. }), "{err}");
+    }
+
+    #[test]
+    fn recycled_pid_is_reclaimed() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("openclaw"));
+        let pid = child.0.id();
+        let wrong = process::start_time(pid).expect("st") + 1;
+        write_lock_file(&lock, &payload_for(pid, now_ms(), 300_000, Some(wrong)));
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(insp.stale_reasons, vec![StaleReason::RecycledPid]);
+        let _guard = WriteLock::acquire(&target, &settings(1000), AcquireOptions::default())
+            .expect("reclaim recycled pid");
+    }
+
+    #[test]
+    fn too_old_live_owner_fails_at_once_with_stale_error() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("openclaw"));
+        let pid = child.0.id();
+        let created = now_ms() - 2 * 3_600_000;
+        write_lock_file(
+            &lock,
+            &payload_for(pid, created, 300_000_000, process::start_time(pid)),
+        );
+        let started = Instant::now();
+        let err = WriteLock::acquire(&target, &settings(5000), AcquireOptions::default())
+            .expect_err("stale");
+        assert!(
+            started.elapsed() < Duration::from_millis(700),
+            "not at once"
+        );
+        assert!(matches!(err, WriteLockError::Stale { .. }));
+        assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL);
+        let msg = err.to_string();
+        let prefix = format!("session file lock stale (too-old): pid={pid} alive=true ageMs=");
+        let suffix = format!(" {}", lock.to_string_lossy());
+        assert!(msg.starts_with(&prefix) && msg.ends_with(&suffix), "{msg}");
+        let age: i64 = msg[prefix.len()..msg.len() - suffix.len()]
+            .parse()
+            .expect("ageMs");
+        assert!((7_200_000..7_210_000).contains(&age));
+        assert!(lock.exists(), "report-only lock is kept");
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(insp.stale_reasons, vec![StaleReason::TooOld]);
+        assert!(!insp.removable);
+    }
+
+    #[test]
+    fn hold_exceeded_live_owner_fails_with_stale_error() {
+        let (_dir, target, lock) = setup();
+        let child = Reaper(spawn_with_arg0("openclaw"));
+        let pid = child.0.id();
+        write_lock_file(
+            &lock,
+            &payload_for(pid, now_ms() - 10_000, 1000, process::start_time(pid)),
+        );
+        let err = WriteLock::acquire(&target, &settings(5000), AcquireOptions::default())
+            .expect_err("stale");
+        assert!(
+            err.to_string()
+                .starts_with("session file lock stale (hold-exceeded): "),
+            "{err}"
+        );
+        // The doctor ignores maxHoldMs.
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(insp.stale_reasons.is_empty());
+        assert_eq!(insp.max_hold_ms, Some(1000));
+    }
+
+    #[test]
+    fn garbage_payload_waits_for_its_mtime_grace() {
+        let (_dir, target, lock) = setup();
+        write_lock_file(&lock, "not json");
+        let started = Instant::now();
+        let err = WriteLock::acquire(&target, &settings(200), AcquireOptions::default())
+            .expect_err("fresh garbage is not reclaimed");
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "session file locked (timeout 200ms): owner=unknown {}",
+                lock.to_string_lossy()
+            )
+        );
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(
+            insp.stale_reasons,
+            vec![StaleReason::MissingPid, StaleReason::InvalidCreatedAt]
+        );
+        assert!(!insp.removable);
+
+        // 10 s old: past the 5 s grace of a short timeout, but not the doctor's 30 s.
+        let old = SystemTime::now() - Duration::from_secs(10);
+        File::options()
+            .write(true)
+            .open(&lock)
+            .and_then(|f| f.set_modified(old))
+            .expect("set mtime");
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(!insp.removable);
+        let started = Instant::now();
+        let guard = WriteLock::acquire(&target, &settings(1500), AcquireOptions::default())
+            .expect("10 s old garbage reclaimed with a short timeout");
+        assert!(
+            started.elapsed() < Duration::from_millis(700),
+            "not at once"
+        );
+        drop(guard);
+
+        // With a 30 s+ timeout the grace is 30 s; a 40 s old file is removable for all.
+        write_lock_file(&lock, "");
+        let old = SystemTime::now() - Duration::from_secs(40);
+        File::options()
+            .write(true)
+            .open(&lock)
+            .and_then(|f| f.set_modified(old))
+            .expect("set mtime");
+        assert!(
+            inspect_lock(&lock, &settings(1000), now_ms())
+                .expect("inspect")
+                .removable
+        );
+        let _guard = WriteLock::acquire(&target, &settings(60_000), AcquireOptions::default())
+            .expect("40 s old garbage reclaimed");
+    }
+
+    #[test]
+    fn orphan_self_lock() {
+        let (_dir, target, lock) = setup();
+        let me = std::process::id();
+        // Own pid, no starttime, fresh: the doctor does not call it an orphan...
+        write_lock_file(&lock, &payload_for(me, now_ms(), 300_000, None));
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(!insp.stale_reasons.contains(&StaleReason::OrphanSelfPid));
+        // ...but acquisition reclaims it.
+        let guard = WriteLock::acquire(&target, &settings(1000), AcquireOptions::default())
+            .expect("orphan without starttime reclaimed");
+        drop(guard);
+        // With our own starttime, both agree.
+        write_lock_file(
+            &lock,
+            &payload_for(me, now_ms(), 300_000, process::start_time(me)),
+        );
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(insp.stale_reasons, vec![StaleReason::OrphanSelfPid]);
+        assert!(insp.removable);
+    }
+
+    #[test]
+    fn release_leaves_a_replaced_file_alone() {
+        let (_dir, target, lock) = setup();
+        let guard = WriteLock::acquire(&target, &settings(500), AcquireOptions::default())
+            .expect("acquire");
+        // Same inode, different bytes.
+        fs::write(&lock, "{\"pid\": 1}\n").expect("overwrite");
+        drop(guard);
+        assert_eq!(fs::read_to_string(&lock).expect("kept"), "{\"pid\": 1}\n");
+        fs::remove_file(&lock).expect("cleanup");
+
+        // Same bytes, different inode.
+        let guard = WriteLock::acquire(&target, &settings(500), AcquireOptions::default())
+            .expect("acquire");
+        let bytes = fs::read(&lock).expect("read");
+        fs::remove_file(&lock).expect("remove");
+        fs::write(&lock, &bytes).expect("rewrite");
+        guard.release().expect("release");
+        assert_eq!(fs::read(&lock).expect("kept"), bytes);
+    }
+
+    #[test]
+    fn doctor_view_of_dead_and_missing_locks() {
+        let (_dir, _target, lock) = setup();
+        let mut child = Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        child.wait().expect("wait");
+        write_lock_file(&lock, &payload_for(pid, now_ms() - 5000, 300_000, Some(7)));
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert_eq!(insp.pid, Some(u64::from(pid)));
+        assert_eq!(insp.starttime, Some(7));
+        assert!(!insp.alive);
+        assert!(insp.age_ms.is_some_and(|a| (5000..6000).contains(&a)));
+        assert_eq!(insp.stale_reasons, vec![StaleReason::DeadPid]);
+        assert_eq!(insp.reasons_string(), "dead-pid");
+        assert!(insp.removable);
+
+        // A changed file is not removed by `lock break`.
+        fs::write(&lock, payload_for(pid, now_ms(), 300_000, Some(8))).expect("rewrite");
+        assert!(!remove_if_unchanged(&lock, &insp).expect("remove"));
+        assert!(lock.exists());
+        let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(remove_if_unchanged(&lock, &insp).expect("remove"));
+        assert!(!lock.exists());
+
+        let missing = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+        assert!(!missing.removable && missing.pid.is_none());
+        assert!(!remove_if_unchanged(&lock, &missing).expect("remove"));
+    }
+
+    #[test]
+    fn io_error_maps_to_cant_create() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("plain");
+        fs::write(&file, "x").expect("write");
+        let err = WriteLock::acquire(
+            &file.join("s.jsonl"),
+            &settings(100),
+            AcquireOptions::default(),
+        )
+        .expect_err("parent is a file");
+        assert!(matches!(err, WriteLockError::Io { .. }));
+        assert_eq!(err.exit_code(), crate::exit::CANT_CREATE);
+    }
+
+    #[test]
+    fn settings_resolution() {
+        let none = |_: &str| None::<String>;
+        assert_eq!(
+            WriteLockSettings::resolve(&Value::Null, none),
+            WriteLockSettings::default()
+        );
+        let config = serde_json::json!({"session": {"writeLock": {
+            "acquireTimeoutMs": 1500, "staleMs": 5, "maxHoldMs": 2000.0
+        }}});
+        let from_config = WriteLockSettings::resolve(&config, none);
+        assert_eq!(from_config.acquire_timeout_ms, Some(1500));
+        assert_eq!(from_config.stale_ms, 5);
+        assert_eq!(from_config.max_hold_ms, 2000);
+
+        let env = |key: &str| match key {
+            ENV_STALE_MS => Some("7".to_string()),
+            ENV_ACQUIRE_TIMEOUT_MS => Some(" Infinity ".to_string()),
+            ENV_MAX_HOLD_MS => Some("0".to_string()),
+            _ => None,
+        };
+        let s = WriteLockSettings::resolve(&config, env);
+        assert_eq!(s.stale_ms, 7, "env beats config");
+        assert_eq!(
+            s.acquire_timeout_ms, None,
+            "Infinity allowed for the timeout"
+        );
+        assert_eq!(s.max_hold_ms, 2000, "zero env falls through to config");
+
+        let env = |key: &str| match key {
+            ENV_STALE_MS => Some("Infinity".to_string()),
+            ENV_ACQUIRE_TIMEOUT_MS => Some("1e3".to_string()),
+            ENV_MAX_HOLD_MS => Some("9007199254740992".to_string()),
+            _ => None,
+        };
+        let bad = serde_json::json!({"session": {"writeLock": {
+            "acquireTimeoutMs": -1, "staleMs": 1.5, "maxHoldMs": "100"
+        }}});
+        assert_eq!(
+            WriteLockSettings::resolve(&bad, env),
+            WriteLockSettings::default()
+        );
+        let env = |key: &str| (key == ENV_STALE_MS).then(|| "0009007199254740991".to_string());
+        assert_eq!(
+            WriteLockSettings::resolve(&Value::Null, env).stale_ms,
+            9_007_199_254_740_991
+        );
+        let weird = serde_json::json!({"session": "x"});
+        assert_eq!(
+            WriteLockSettings::resolve(&weird, none),
+            WriteLockSettings::default()
+        );
+    }
+
+    #[test]
+    fn compaction_hold() {
+        assert_eq!(settings(60_000).compaction_max_hold_ms(), 300_000);
+        assert_eq!(settings(600_000).compaction_max_hold_ms(), 720_000);
+        assert_eq!(
+            WriteLockSettings {
+                acquire_timeout_ms: None,
+                ..WriteLockSettings::default()
+            }
+            .compaction_max_hold_ms(),
+            2_147_000_000
+        );
+        assert_eq!(
+            settings(3_000_000_000).compaction_max_hold_ms(),
+            2_147_000_000
+        );
+    }
+
+    #[test]
+    fn js_dates() {
+        assert_eq!(
+            parse_js_date_ms("2026-11-29T21:55:15.244Z"),
+            Some(1_795_989_315_244)
+        );
+        assert_eq!(
+            parse_js_date_ms("2026-11-29T21:55:15.2441234Z"),
+            Some(1_795_989_315_244)
+        );
+        assert_eq!(
+            parse_js_date_ms("2026-11-29T21:55Z"),
+            Some(1_795_989_300_000)
+        );
+        assert_eq!(parse_js_date_ms("2026-11-29"), Some(1_795_910_400_000));
+        assert_eq!(parse_js_date_ms("2026-11"), Some(1_793_491_200_000));
+        assert_eq!(parse_js_date_ms("2026"), Some(1_767_225_600_000));
+        assert_eq!(
+            parse_js_date_ms("2026-11-29T21:55:15+01:00"),
+            Some(1_795_985_715_000)
+        );
+        assert_eq!(
+            parse_js_date_ms("2026-11-29 21:55:15Z"),
+            Some(1_795_989_315_000)
+        );
+        assert_eq!(
+            parse_js_date_ms("+002026-11-29T21:55:15.244Z"),
+            Some(1_795_989_315_244)
+        );
+        assert_eq!(
+            parse_js_date_ms("2026-11-29T24:00:00Z"),
+            Some(1_795_996_800_000)
+        );
+        assert_eq!(
+            parse_js_date_ms("2026-02-30T00:00:00Z"),
+            Some(1_772_409_600_000)
+        );
+        for bad in [
+            "",
+            "garbage",
+            " 2026-11-29T21:55:15Z",
+            "2026-11-29T21:55:15.Z",
+            "2026-11-29T21:55:60Z",
+            "-000000-01-01T00:00:00Z",
+            "2026-13-01",
+            "2026-11-29T",
+        ] {
+            assert_eq!(parse_js_date_ms(bad), None, "{bad:?}");
+        }
+        assert_eq!(js_iso_string(1_795_989_315_244), "2026-11-29T21:55:15.244Z");
+        assert_eq!(js_iso_string(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(js_iso_string(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn node_paths() {
+        let n = |s: &str| String::from_utf8(js_path_normalize(s.as_bytes())).expect("utf8");
+        assert_eq!(n("/a//b/./c/../d/"), "/a/b/d/");
+        assert_eq!(n("/../x"), "/x");
+        assert_eq!(n("a/../../b"), "../b");
+        assert_eq!(n(""), ".");
+        assert_eq!(n("./"), "./");
+        assert_eq!(n("/"), "/");
+        assert_eq!(
+            js_path_resolve(Path::new("/cwd"), Path::new("x/../s.jsonl/")),
+            PathBuf::from("/cwd/s.jsonl")
+        );
+        assert_eq!(
+            split_dir_base(Path::new("/s.jsonl")),
+            (PathBuf::from("/"), PathBuf::from("s.jsonl"))
+        );
+    }
+
+    #[test]
+    fn payload_parsing_follows_the_gateway() {
+        let p = Payload::parse(
+            br#"{"pid": 5.0, "createdAt": 3, "starttime": -1, "maxHoldMs": 0, "extra": 1}"#,
+        );
+        assert_eq!(p.pid, Some(5.0));
+        assert_eq!(p.created_at, None);
+        assert_eq!(p.starttime, None);
+        assert_eq!(p.max_hold_ms, None);
+        assert_eq!(Payload::parse(b"[1,2]"), Payload::default());
+        assert_eq!(Payload::parse(b"{\"pid\": 0}").pid, None);
+        let insp = Inspected {
+            pid: Some(1e21),
+            alive: false,
+            age_ms: Some(12),
+            reasons: vec![],
+        };
+        assert_eq!(describe_owner(&insp), "pid=1e+21 alive=false ageMs=12");
+    }
+}

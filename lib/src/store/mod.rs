@@ -1,1 +1,333 @@
-//! (module being written)
+//! `sessions.json`: the session store (sessionKey → SessionEntry), loaded with the
+//! gateway's normalisations and written back byte-identical to
+//! `JSON.stringify(store, null, 2)` (`store.md` §2).
+//!
+//! Deliberate differences from the gateway (spec README, decisions 1–2): a malformed or
+//! non-object store is an error and is never replaced; every write is an fsync'd atomic
+//! replace.
+
+pub mod normalize;
+pub mod prompt_blobs;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::atomic_file::{replace_file, AtomicWriteError};
+use crate::exit::{self, ExitCode};
+use crate::jsjson;
+use normalize::{normalize_entry, EntryVerdict};
+
+/// A store that cannot be read or written.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The file exists but could not be read.
+    #[error("{path}: cannot read store: {source}")]
+    Read {
+        /// The store.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid JSON (or not UTF-8, or empty).
+    #[error("{path}:{line}:{column}: malformed store: {message}")]
+    Malformed {
+        /// The store.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The file is valid JSON but not an object.
+    #[error(
+        "{path}: malformed store: top level is {found}, expected an object of sessionKey → entry"
+    )]
+    NotObject {
+        /// The store.
+        path: PathBuf,
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// A skill-prompt blob could not be written.
+    #[error("{path}: cannot write prompt blob: {source}")]
+    Blob {
+        /// The blob file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The store could not be replaced.
+    #[error(transparent)]
+    Write(#[from] AtomicWriteError),
+}
+
+impl ExitCode for StoreError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::Read { .. } => exit::FAILURE,
+            StoreError::Malformed { .. } | StoreError::NotObject { .. } => exit::DATA_ERR,
+            StoreError::Blob { .. } | StoreError::Write(_) => exit::CANT_CREATE,
+        }
+    }
+}
+
+/// What to do while loading.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// Restore skill prompts from their blobs (§2.6); read-only listings can skip it.
+    pub hydrate_prompts: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            hydrate_prompts: true,
+        }
+    }
+}
+
+/// A loaded session store.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    path: PathBuf,
+    entries: Map<String, Value>,
+    disk_text: Option<String>,
+    changed_on_load: bool,
+    warnings: Vec<String>,
+}
+
+/// What [`SessionStore::save`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaveOutcome {
+    /// The serialisation equals the file's bytes: nothing was written.
+    Unchanged,
+    /// The file was replaced.
+    Written,
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Splits serde_json's "… at line L column C" into the message alone.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Parses store text into its top-level object, in JavaScript key order.
+pub fn parse_store_text(path: &Path, text: &str) -> Result<Map<String, Value>, StoreError> {
+    if text.trim().is_empty() {
+        return Err(StoreError::Malformed {
+            path: path.to_path_buf(),
+            line: 1,
+            column: 1,
+            message: "the file is empty (a store is a JSON object; `{}` is an empty store)".into(),
+        });
+    }
+    let mut value: Value = serde_json::from_str(text).map_err(|e| StoreError::Malformed {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    })?;
+    jsjson::apply_js_key_order(&mut value);
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(StoreError::NotObject {
+            path: path.to_path_buf(),
+            found: json_type(&other),
+        }),
+    }
+}
+
+impl SessionStore {
+    /// An empty store at `path` that has never been written.
+    pub fn empty(path: impl Into<PathBuf>) -> Self {
+        SessionStore {
+            path: path.into(),
+            entries: Map::new(),
+            disk_text: None,
+            changed_on_load: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Loads `path` with every load normalisation of §2.3. A missing file is an empty
+    /// store; an empty, malformed, non-UTF-8 or non-object file is an error.
+    pub fn load(path: &Path, opts: LoadOptions) -> Result<Self, StoreError> {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(SessionStore::empty(path))
+            }
+            Err(source) => {
+                return Err(StoreError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        let mut warnings = Vec::new();
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column =
+                valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+            StoreError::Malformed {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: "invalid UTF-8".into(),
+            }
+        })?;
+        let body = match text.strip_prefix('\u{feff}') {
+            Some(rest) => {
+                warnings.push(format!(
+                    "{}: skipped a UTF-8 byte-order mark",
+                    path.display()
+                ));
+                rest
+            }
+            None => text.as_str(),
+        };
+        let raw = parse_store_text(path, body)?;
+        let had_bom = body.len() != text.len();
+        let mut store = SessionStore {
+            path: path.to_path_buf(),
+            entries: Map::with_capacity(raw.len()),
+            disk_text: None,
+            changed_on_load: had_bom,
+            warnings,
+        };
+        let sessions_dir = store.sessions_dir();
+        for (key, value) in raw {
+            let Value::Object(mut entry) = value else {
+                store.changed_on_load = true;
+                continue;
+            };
+            if opts.hydrate_prompts && prompt_blobs::hydrate_entry(&mut entry, &sessions_dir) {
+                store.changed_on_load = true;
+            }
+            match normalize_entry(&mut entry) {
+                EntryVerdict::Drop => store.changed_on_load = true,
+                EntryVerdict::Keep { changed } => {
+                    store.changed_on_load |= changed;
+                    store.entries.insert(key, Value::Object(entry));
+                }
+            }
+        }
+        store.disk_text = Some(text);
+        Ok(store)
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The sessions directory: the store's directory, where transcripts live.
+    pub fn sessions_dir(&self) -> PathBuf {
+        crate::paths::absolutize(
+            self.path.parent().unwrap_or(Path::new(".")),
+            &std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        )
+    }
+
+    /// Whether the file existed when loaded.
+    pub fn existed(&self) -> bool {
+        self.disk_text.is_some()
+    }
+
+    /// Whether loading changed anything (dropped or normalised entries, hydrated prompts).
+    pub fn changed_on_load(&self) -> bool {
+        self.changed_on_load
+    }
+
+    /// Warnings raised while loading (e.g. a skipped byte-order mark).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The entries, in JavaScript key order.
+    pub fn entries(&self) -> &Map<String, Value> {
+        &self.entries
+    }
+
+    /// The entries, for mutation (call [`SessionStore::save`] afterwards).
+    pub fn entries_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.entries
+    }
+
+    /// One entry as an object.
+    pub fn entry(&self, key: &str) -> Option<&Map<String, Value>> {
+        self.entries.get(key).and_then(Value::as_object)
+    }
+
+    /// The exact text a save would write, and the prompt blobs it needs.
+    pub fn serialize(&self) -> (String, Vec<prompt_blobs::PromptBlob>) {
+        let sessions_dir = self.sessions_dir();
+        let mut blobs = Vec::new();
+        let mut out = String::with_capacity(self.disk_text.as_ref().map_or(1024, |t| t.len() + 64));
+        if self.entries.is_empty() {
+            return ("{}".to_string(), blobs);
+        }
+        out.push('{');
+        for (i, key) in jsjson::js_key_order(&self.entries).into_iter().enumerate() {
+            out.push_str(if i == 0 { "\n  " } else { ",\n  " });
+            jsjson::write_string(&mut out, key);
+            out.push_str(": ");
+            let value = &self.entries[key.as_str()];
+            match value.as_object() {
+                Some(entry) => {
+                    let (projected, mut needed) =
+                        prompt_blobs::project_for_persistence(entry, &sessions_dir);
+                    blobs.append(&mut needed);
+                    match projected {
+                        Some(p) => jsjson::write_object(&mut out, &p, Some(1)),
+                        None => jsjson::write_pretty_at(&mut out, value, 1),
+                    }
+                }
+                None => jsjson::write_pretty_at(&mut out, value, 1),
+            }
+        }
+        out.push_str("\n}");
+        (out, blobs)
+    }
+
+    /// Re-normalises every entry (as the gateway does before a save), then writes the
+    /// store atomically (0600) unless the bytes would be identical.
+    pub fn save(&mut self) -> Result<SaveOutcome, StoreError> {
+        self.entries.retain(|_, v| match v {
+            Value::Object(entry) => !matches!(normalize_entry(entry), EntryVerdict::Drop),
+            _ => false,
+        });
+        let (text, blobs) = self.serialize();
+        if !self.changed_on_load && self.disk_text.as_deref() == Some(text.as_str()) {
+            return Ok(SaveOutcome::Unchanged);
+        }
+        for blob in &blobs {
+            prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
+                path: blob.path.clone(),
+                source,
+            })?;
+        }
+        replace_file(&self.path, text.as_bytes(), 0o600)?;
+        self.disk_text = Some(text);
+        self.changed_on_load = false;
+        Ok(SaveOutcome::Written)
+    }
+}

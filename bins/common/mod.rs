@@ -1,0 +1,179 @@
+//! What every `claw-*` binary shares: the global options (documented once, reused by
+//! `--help` and the man pages), output modes and error reporting with exit codes.
+
+#![allow(dead_code)]
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory};
+use clawstate::context::{GlobalOptions, StateContext};
+use clawstate::exit::{self, ExitCode};
+use clawstate::targets::TargetSelection;
+
+/// Options every binary accepts.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Agent whose store to use (default: the configured default agent).
+    #[arg(long, global = true, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Every configured agent's store.
+    #[arg(long, global = true)]
+    pub all_agents: bool,
+    /// Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub store: Option<String>,
+    /// Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// The clock: epoch milliseconds or ISO-8601 (default: the system clock).
+    #[arg(long, global = true, value_name = "TIME")]
+    pub now: Option<String>,
+    /// Print one JSON document.
+    #[arg(long, global = true, conflicts_with = "ndjson")]
+    pub json: bool,
+    /// Print one JSON object per line.
+    #[arg(long, global = true)]
+    pub ndjson: bool,
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// A readable table or text.
+    Text,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line.
+    Ndjson,
+}
+
+impl GlobalArgs {
+    /// The output mode chosen by `--json` / `--ndjson`.
+    pub fn output(&self) -> OutputMode {
+        if self.json {
+            OutputMode::Json
+        } else if self.ndjson {
+            OutputMode::Ndjson
+        } else {
+            OutputMode::Text
+        }
+    }
+
+    /// Builds the library's global options.
+    pub fn options(&self) -> GlobalOptions {
+        GlobalOptions {
+            state_dir: self.state_dir.clone(),
+            config: self.config.clone(),
+            targets: TargetSelection {
+                store: self.store.clone(),
+                agent: self.agent.clone(),
+                all_agents: self.all_agents,
+            },
+            now: self.now.clone(),
+        }
+    }
+
+    /// Resolves the installation, or exits with the right code.
+    pub fn context(&self, prog: &str) -> Result<StateContext, Failure> {
+        StateContext::from_options(self.options()).map_err(|e| Failure::from_error(prog, &e))
+    }
+}
+
+/// A failure already turned into a message and an exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// The one-line message (without the program prefix).
+    pub message: String,
+    /// The exit code.
+    pub code: i32,
+}
+
+impl Failure {
+    /// From any library error that carries its exit code.
+    pub fn from_error<E: std::fmt::Display + ExitCode>(_prog: &str, e: &E) -> Self {
+        Failure {
+            message: e.to_string(),
+            code: e.exit_code(),
+        }
+    }
+
+    /// A failure with an explicit code.
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code,
+        }
+    }
+}
+
+/// Converts library errors into failures with `?`.
+pub trait OrFail<T> {
+    /// Maps the error into a [`Failure`] carrying its exit code.
+    fn or_fail(self) -> Result<T, Failure>;
+}
+
+impl<T, E: std::fmt::Display + ExitCode> OrFail<T> for Result<T, E> {
+    fn or_fail(self) -> Result<T, Failure> {
+        self.map_err(|e| Failure {
+            message: e.to_string(),
+            code: e.exit_code(),
+        })
+    }
+}
+
+/// Runs a binary's body: prints a failure as `prog: message` on stderr and exits with
+/// its code; a closed stdout (broken pipe) counts as success.
+pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::process::ExitCode {
+    match body() {
+        Ok(()) => std::process::ExitCode::from(exit::OK as u8),
+        Err(f) => {
+            if f.code == exit::OK {
+                return std::process::ExitCode::SUCCESS;
+            }
+            eprintln!("{prog}: {}", f.message);
+            std::process::ExitCode::from(f.code as u8)
+        }
+    }
+}
+
+/// Writes text to stdout; a broken pipe ends the program quietly with success.
+pub fn out(text: &str) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    match lock.write_all(text.as_bytes()).and_then(|_| lock.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
+        Err(e) => Err(Failure::new(
+            exit::FAILURE,
+            format!("cannot write output: {e}"),
+        )),
+    }
+}
+
+/// Prints a warning line on stderr.
+pub fn warn(prog: &str, message: &str) {
+    eprintln!("{prog}: warning: {message}");
+}
+
+/// Whether stdout is a terminal.
+pub fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
+/// Handles the hidden `--man-page` flag: prints the roff man page generated from the clap
+/// definition and returns true.
+pub fn maybe_print_man<C: CommandFactory>() -> bool {
+    if std::env::args().nth(1).as_deref() != Some("--man-page") {
+        return false;
+    }
+    let cmd = C::command();
+    let mut buf = Vec::new();
+    if clap_mangen::Man::new(cmd).render(&mut buf).is_ok() {
+        let _ = std::io::stdout().write_all(&buf);
+    }
+    true
+}

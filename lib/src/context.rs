@@ -1,0 +1,125 @@
+//! Everything a command needs to know about the installation it works on, built once
+//! from the global options: environment, layout, config, clock and target stores.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::clock::{parse_time_ms, system_now_ms, ClockError};
+use crate::config::{Config, ConfigError};
+use crate::exit::ExitCode;
+use crate::gateway_lock::{live_gateway, GatewayOwner};
+use crate::paths::{Environment, StateLayout};
+use crate::session_key::KeyContext;
+use crate::targets::{resolve_targets, StoreTarget, TargetError, TargetSelection};
+
+/// The options every binary accepts (parsed by the binaries, interpreted here).
+#[derive(Debug, Clone, Default)]
+pub struct GlobalOptions {
+    /// `--state-dir`.
+    pub state_dir: Option<PathBuf>,
+    /// `--config`.
+    pub config: Option<PathBuf>,
+    /// `--agent`, `--all-agents`, `--store`.
+    pub targets: TargetSelection,
+    /// `--now`: epoch ms or ISO-8601; the system clock when absent.
+    pub now: Option<String>,
+}
+
+/// Why a context could not be built.
+#[derive(Debug, Error)]
+pub enum ContextError {
+    /// The config is unreadable or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `--now` does not parse.
+    #[error("--now: {0}")]
+    Clock(#[from] ClockError),
+    /// The target options conflict or name an unknown agent.
+    #[error(transparent)]
+    Targets(#[from] TargetError),
+}
+
+impl ExitCode for ContextError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ContextError::Config(e) => e.exit_code(),
+            ContextError::Clock(_) => crate::exit::USAGE,
+            ContextError::Targets(e) => e.exit_code(),
+        }
+    }
+}
+
+/// The resolved installation a command works on.
+#[derive(Debug, Clone)]
+pub struct StateContext {
+    /// The captured environment.
+    pub env: Environment,
+    /// Home, state dir and config path.
+    pub layout: StateLayout,
+    /// The loaded config.
+    pub config: Config,
+    /// The clock, in epoch ms.
+    pub now_ms: i64,
+    /// Whether `--now` fixed the clock.
+    pub fixed_clock: bool,
+    /// The options given.
+    pub options: GlobalOptions,
+}
+
+impl StateContext {
+    /// Builds the context from the process environment and the global options.
+    pub fn from_options(options: GlobalOptions) -> Result<Self, ContextError> {
+        Self::with_environment(Environment::from_process(), options)
+    }
+
+    /// Builds the context from an explicit environment.
+    pub fn with_environment(
+        env: Environment,
+        options: GlobalOptions,
+    ) -> Result<Self, ContextError> {
+        let layout = StateLayout::resolve(
+            &env,
+            options.state_dir.as_deref(),
+            options.config.as_deref(),
+        );
+        let config = Config::load(&layout.config_path)?;
+        let (now_ms, fixed_clock) = match &options.now {
+            Some(n) => (parse_time_ms(n)?, true),
+            None => (system_now_ms(), false),
+        };
+        Ok(StateContext {
+            env,
+            layout,
+            config,
+            now_ms,
+            fixed_clock,
+            options,
+        })
+    }
+
+    /// The stores selected by `--store` / `--agent` / `--all-agents`.
+    pub fn targets(&self) -> Result<Vec<StoreTarget>, TargetError> {
+        resolve_targets(&self.layout, &self.config, &self.env, &self.options.targets)
+    }
+
+    /// Whether `--store` was given (the explicit offline repair path).
+    pub fn explicit_store(&self) -> bool {
+        self.options.targets.store.is_some()
+    }
+
+    /// The key-resolution context for `agent_id` (or the default agent).
+    pub fn key_context(&self) -> KeyContext {
+        KeyContext {
+            default_agent_id: self.config.default_agent_id(),
+            main_key: self.config.main_key(),
+            scope_global: self.config.scope_global(),
+            configured_agents: self.config.agent_ids(),
+        }
+    }
+
+    /// The live gateway of this state dir's config, if one is running.
+    pub fn live_gateway(&self) -> Option<GatewayOwner> {
+        live_gateway(&self.layout.config_path).ok().flatten()
+    }
+}

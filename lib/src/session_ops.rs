@@ -1,0 +1,594 @@
+//! The `claw-sessions` operations end to end: choose the store, refuse while a gateway
+//! is live, take the store lock, load, mutate, save atomically, then archive.
+//!
+//! The binaries only parse arguments and print what these functions return.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::artifact::ArchiveReason;
+use crate::context::StateContext;
+use crate::exit::{self, ExitCode};
+use crate::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::session_key::{parse_agent_session_key, resolve_store_key};
+use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
+use crate::store_lock::{LockWait, StoreLock, StoreLockError};
+use crate::targets::{store_path_for_agent, StoreTarget, TargetError};
+use crate::transcript_path::TranscriptResolver;
+use crate::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
+
+/// Why an operation failed; nothing was written unless the message says so.
+#[derive(Debug, Error)]
+pub enum OpsError {
+    /// The store could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another clawstate writer holds the store.
+    #[error(transparent)]
+    Lock(#[from] StoreLockError),
+    /// A transcript is locked by a writer.
+    #[error(transparent)]
+    WriteLock(#[from] WriteLockError),
+    /// The target options are wrong.
+    #[error(transparent)]
+    Targets(#[from] TargetError),
+    /// Finding, patching, archiving failed.
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    /// A live gateway owns this state directory.
+    #[error("the OpenClaw gateway (pid {pid}) is running and owns {state_dir}; stop it first, or pass --store to write offline anyway")]
+    LiveGateway {
+        /// The gateway's pid.
+        pid: u32,
+        /// The state directory.
+        state_dir: PathBuf,
+    },
+    /// The operation needs exactly one store.
+    #[error("this command works on one store; use --agent or --store instead of --all-agents")]
+    NeedsOneStore,
+}
+
+impl ExitCode for OpsError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            OpsError::Store(e) => e.exit_code(),
+            OpsError::Lock(e) => e.exit_code(),
+            OpsError::WriteLock(e) => e.exit_code(),
+            OpsError::Targets(e) => e.exit_code(),
+            OpsError::Lifecycle(e) => e.exit_code(),
+            OpsError::LiveGateway { .. } => exit::TEMP_FAIL,
+            OpsError::NeedsOneStore => exit::USAGE,
+        }
+    }
+}
+
+/// Options shared by every mutating operation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Compute and report, write nothing.
+    pub dry_run: bool,
+    /// Fail at once (exit 75) instead of waiting for another clawstate writer.
+    pub no_wait: bool,
+}
+
+/// The store a key lives in: `--store`/`--agent` when given, else the store of the key's
+/// own agent when that agent is configured, else the default agent's.
+pub fn target_for_key(ctx: &StateContext, request: &str) -> Result<StoreTarget, OpsError> {
+    let sel = &ctx.options.targets;
+    if sel.all_agents {
+        return Err(OpsError::NeedsOneStore);
+    }
+    if sel.store.is_some() || sel.agent.is_some() {
+        return Ok(ctx.targets()?.remove(0));
+    }
+    let canonical = resolve_store_key(request, &ctx.key_context());
+    let agent = parse_agent_session_key(&canonical)
+        .map(|k| k.agent_id)
+        .filter(|a| ctx.config.all_agent_ids().contains(a))
+        .unwrap_or_else(|| ctx.config.default_agent_id());
+    Ok(StoreTarget {
+        store_path: store_path_for_agent(&ctx.layout, &ctx.config, &ctx.env, &agent),
+        agent_id: agent,
+    })
+}
+
+/// The single store of the selection (refusing `--all-agents` with several stores).
+pub fn single_target(ctx: &StateContext) -> Result<StoreTarget, OpsError> {
+    let mut t = ctx.targets()?;
+    if t.len() != 1 {
+        return Err(OpsError::NeedsOneStore);
+    }
+    Ok(t.remove(0))
+}
+
+/// Applies the live-gateway rule (spec README, decision 4): refuse with exit 75 unless
+/// `--store` was given, in which case return a warning to print.
+pub fn check_live_gateway(ctx: &StateContext) -> Result<Option<String>, OpsError> {
+    let Some(owner) = ctx.live_gateway() else {
+        return Ok(None);
+    };
+    if ctx.explicit_store() {
+        return Ok(Some(format!(
+            "the OpenClaw gateway (pid {}) is running; writing {} offline anyway (--store): the gateway may overwrite this change",
+            owner.pid,
+            ctx.options.targets.store.as_deref().unwrap_or("the store")
+        )));
+    }
+    Err(OpsError::LiveGateway {
+        pid: owner.pid,
+        state_dir: ctx.layout.state_dir.clone(),
+    })
+}
+
+/// A transcript resolver for a target's sessions directory.
+pub fn resolver_for(ctx: &StateContext, target: &StoreTarget) -> TranscriptResolver {
+    let dir = target
+        .store_path
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    TranscriptResolver::new(&dir, Some(&ctx.layout.state_dir), Some(&target.agent_id))
+}
+
+/// Takes the store lock for a write (or nothing for a dry run).
+fn lock_store(
+    target: &StoreTarget,
+    opts: WriteOptions,
+    on_wait: impl FnOnce(),
+) -> Result<Option<StoreLock>, OpsError> {
+    if opts.dry_run {
+        return Ok(None);
+    }
+    let wait = if opts.no_wait {
+        LockWait::NoWait
+    } else {
+        LockWait::Block
+    };
+    Ok(Some(StoreLock::acquire(&target.store_path, wait, on_wait)?))
+}
+
+fn find(store: &SessionStore, ctx: &StateContext, request: &str) -> Result<EntryMatch, OpsError> {
+    lifecycle::find_entry(store, request, &ctx.key_context()).ok_or_else(|| {
+        OpsError::Lifecycle(LifecycleError::NotFound {
+            store: store.path().to_path_buf(),
+            key: request.to_string(),
+        })
+    })
+}
+
+/// One entry, with where its transcript is.
+#[derive(Debug, Clone)]
+pub struct ShownEntry {
+    /// The store it came from.
+    pub target: StoreTarget,
+    /// How the request matched.
+    pub matched: EntryMatch,
+    /// The entry as loaded (normalised).
+    pub entry: Map<String, Value>,
+    /// The resolved transcript, or why it cannot be resolved.
+    pub transcript: Result<PathBuf, String>,
+    /// Whether the transcript exists.
+    pub transcript_exists: bool,
+}
+
+/// `show KEY`: the entry a key (or sessionId) resolves to.
+pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
+    let target = target_for_key(ctx, request)?;
+    let store = SessionStore::load(
+        &target.store_path,
+        LoadOptions {
+            hydrate_prompts: false,
+        },
+    )?;
+    let matched = find(&store, ctx, request)?;
+    let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
+    let resolver = resolver_for(ctx, &target);
+    let transcript = resolver
+        .resolve(
+            entry.get("sessionId").and_then(Value::as_str),
+            entry.get("sessionFile").and_then(Value::as_str),
+        )
+        .map_err(|e| e.to_string());
+    let transcript_exists = transcript.as_ref().is_ok_and(|p| p.is_file());
+    Ok(ShownEntry {
+        target,
+        matched,
+        entry,
+        transcript,
+        transcript_exists,
+    })
+}
+
+/// What a patch did.
+#[derive(Debug, Clone)]
+pub struct PatchOutcome {
+    /// The store written.
+    pub target: StoreTarget,
+    /// The entry key.
+    pub key: String,
+    /// The entry before.
+    pub before: Map<String, Value>,
+    /// The entry after.
+    pub after: Map<String, Value>,
+    /// Whether the file was written (false for dry runs and no-op patches).
+    pub written: bool,
+}
+
+/// `patch KEY`: applies a JSON merge patch to one entry under the store lock.
+pub fn patch(
+    ctx: &StateContext,
+    request: &str,
+    merge: &Value,
+    opts: WriteOptions,
+    on_wait: impl FnOnce(),
+) -> Result<PatchOutcome, OpsError> {
+    let target = target_for_key(ctx, request)?;
+    if !opts.dry_run {
+        check_live_gateway(ctx)?;
+    }
+    let _lock = lock_store(&target, opts, on_wait)?;
+    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
+    let matched = find(&store, ctx, request)?;
+    let key = matched.store_key;
+    let before = store.entry(&key).cloned().unwrap_or_default();
+    let mut value = Value::Object(before.clone());
+    lifecycle::merge_patch(&mut value, merge);
+    crate::jsjson::apply_js_key_order(&mut value);
+    lifecycle::validate_patched_entry(&key, &value)?;
+    let after = value.as_object().cloned().unwrap_or_default();
+    let mut written = false;
+    if !opts.dry_run {
+        store.entries_mut().insert(key.clone(), value);
+        written = store.save()? == SaveOutcome::Written;
+    }
+    Ok(PatchOutcome {
+        target,
+        key,
+        before,
+        after,
+        written,
+    })
+}
+
+/// What a reset did (or would do).
+#[derive(Debug, Clone)]
+pub struct ResetOutcome {
+    /// The store written.
+    pub target: StoreTarget,
+    /// The entry key.
+    pub key: String,
+    /// The previous sessionId, if any.
+    pub previous_session_id: Option<String>,
+    /// The new entry.
+    pub entry: Map<String, Value>,
+    /// The new transcript.
+    pub session_file: PathBuf,
+    /// Transcripts archived as `.reset.<ts>` (from, to).
+    pub archived: Vec<(PathBuf, PathBuf)>,
+    /// Whether a fresh header was written.
+    pub header_written: bool,
+}
+
+fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
+    WriteLockSettings::resolve(&ctx.config.root, |k| ctx.env.var(k).map(str::to_string))
+}
+
+/// Takes the transcript write lock on every existing candidate, so no appender is
+/// writing while files are archived.
+fn lock_transcripts(
+    ctx: &StateContext,
+    files: &[PathBuf],
+) -> Result<Vec<crate::write_lock::WriteLockGuard>, OpsError> {
+    let settings = lock_settings(ctx);
+    let mut guards = Vec::new();
+    for f in files.iter().filter(|f| f.is_file()) {
+        guards.push(WriteLock::acquire(
+            f,
+            &settings,
+            AcquireOptions {
+                allow_reentrant: false,
+            },
+        )?);
+    }
+    Ok(guards)
+}
+
+/// `reset KEY`: what the gateway's `sessions.reset` does on disk (§6.3).
+pub fn reset(
+    ctx: &StateContext,
+    request: &str,
+    opts: WriteOptions,
+    on_wait: impl FnOnce(),
+) -> Result<ResetOutcome, OpsError> {
+    let target = target_for_key(ctx, request)?;
+    if !opts.dry_run {
+        check_live_gateway(ctx)?;
+    }
+    let _lock = lock_store(&target, opts, on_wait)?;
+    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
+    let key = match lifecycle::find_entry(&store, request, &ctx.key_context()) {
+        Some(m) => m.store_key,
+        None => resolve_store_key(request, &ctx.key_context()),
+    };
+    let current = store.entry(&key).cloned();
+    let resolver = resolver_for(ctx, &target);
+    let next_id = uuid::Uuid::new_v4().to_string();
+    let session_file = lifecycle::reset_session_file(current.as_ref(), &next_id, &resolver)
+        .map_err(|e| LifecycleError::InvalidPatch {
+            key: key.clone(),
+            message: e.to_string(),
+        })?;
+    let agent_for_model = parse_agent_session_key(&key)
+        .map(|k| k.agent_id)
+        .unwrap_or_else(|| target.agent_id.clone());
+    let selection = lifecycle::preserved_selection(current.as_ref());
+    let model = crate::listing::resolve_model_ref(
+        &ctx.config.root,
+        Some(&selection),
+        &agent_for_model,
+        true,
+    );
+    let entry = lifecycle::build_reset_entry(
+        current.as_ref(),
+        &key,
+        &next_id,
+        &session_file,
+        ctx.now_ms,
+        model,
+    );
+    let previous_session_id = current
+        .as_ref()
+        .and_then(|e| e.get("sessionId"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let previous_file = current
+        .as_ref()
+        .and_then(|e| e.get("sessionFile"))
+        .and_then(Value::as_str);
+    let candidates = match &previous_session_id {
+        Some(id) => resolver.candidates(id, previous_file, Some(&ctx.layout.legacy_sessions_dir())),
+        None => Vec::new(),
+    };
+    let reuses_path = previous_file
+        .is_some_and(|f| resolver.resolve(None, Some(f)).ok().as_ref() == Some(&session_file));
+    if opts.dry_run {
+        let archived =
+            lifecycle::archive_transcripts(&candidates, ArchiveReason::Reset, || ctx.now_ms, true)?;
+        return Ok(ResetOutcome {
+            target,
+            key,
+            previous_session_id,
+            header_written: reuses_path || !session_file.exists(),
+            entry,
+            session_file,
+            archived,
+        });
+    }
+    let guards = lock_transcripts(ctx, &candidates)?;
+    store
+        .entries_mut()
+        .insert(key.clone(), Value::Object(entry.clone()));
+    store.save()?;
+    let cwd = ctx.env.cwd().to_path_buf();
+    let header = lifecycle::transcript_header(&next_id, ctx.now_ms, &cwd);
+    let write_header = || -> Result<bool, OpsError> {
+        if let Some(dir) = session_file.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| LifecycleError::File {
+                path: dir.to_path_buf(),
+                action: "cannot create directory",
+                source,
+            })?;
+        }
+        crate::atomic_file::create_new_file(&session_file, header.as_bytes(), 0o600).map_err(
+            |source| {
+                OpsError::Lifecycle(LifecycleError::File {
+                    path: session_file.clone(),
+                    action: "cannot create transcript",
+                    source,
+                })
+            },
+        )
+    };
+    let mut header_written = false;
+    if !reuses_path {
+        header_written = write_header()?;
+    }
+    let archived = lifecycle::archive_transcripts(
+        &candidates,
+        ArchiveReason::Reset,
+        crate::clock::system_now_ms,
+        false,
+    )?;
+    drop(guards);
+    if reuses_path {
+        header_written = write_header()?;
+    }
+    Ok(ResetOutcome {
+        target,
+        key,
+        previous_session_id,
+        entry,
+        session_file,
+        archived,
+        header_written,
+    })
+}
+
+/// What deleting one entry did (or would do).
+#[derive(Debug, Clone)]
+pub struct DeleteOutcome {
+    /// The request as given.
+    pub request: String,
+    /// The key removed.
+    pub key: String,
+    /// The removed entry's sessionId.
+    pub session_id: Option<String>,
+    /// Transcripts archived as `.deleted.<ts>` (from, to).
+    pub archived: Vec<(PathBuf, PathBuf)>,
+    /// Trajectory sidecars removed.
+    pub removed_sidecars: Vec<PathBuf>,
+    /// Whether the transcript was kept because another entry shares the sessionId.
+    pub transcript_shared: bool,
+}
+
+/// `delete KEY…`: removes entries, archives their transcripts as `.deleted.<ts>` unless
+/// another entry shares the sessionId, and removes their trajectory sidecars.
+/// Every key must resolve before anything is changed.
+pub fn delete(
+    ctx: &StateContext,
+    requests: &[String],
+    opts: WriteOptions,
+    on_wait: impl FnOnce(),
+) -> Result<(StoreTarget, Vec<DeleteOutcome>), OpsError> {
+    let first = requests.first().map(String::as_str).unwrap_or("");
+    let target = target_for_key(ctx, first)?;
+    if !opts.dry_run {
+        check_live_gateway(ctx)?;
+    }
+    let _lock = lock_store(&target, opts, on_wait)?;
+    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
+    let resolver = resolver_for(ctx, &target);
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in requests {
+        let m = find(&store, ctx, r)?;
+        if !keys.iter().any(|(_, k)| *k == m.store_key) {
+            keys.push((r.clone(), m.store_key));
+        }
+    }
+    let mut removed: Vec<(String, String, Map<String, Value>)> = Vec::new();
+    for (r, k) in &keys {
+        if let Some(Value::Object(e)) = store.entries_mut().shift_remove(k) {
+            removed.push((r.clone(), k.clone(), e));
+        }
+    }
+    let mut plans = Vec::new();
+    for (request, key, entry) in removed {
+        let session_id = entry
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let shared = session_id.as_deref().is_some_and(|id| {
+            store
+                .entries()
+                .values()
+                .any(|v| v.get("sessionId").and_then(Value::as_str) == Some(id))
+        });
+        let candidates: Vec<PathBuf> = match (&session_id, shared) {
+            (Some(id), false) => resolver
+                .candidates(id, entry.get("sessionFile").and_then(Value::as_str), None)
+                .into_iter()
+                .filter(|p| resolver.is_inside(p))
+                .collect(),
+            _ => Vec::new(),
+        };
+        plans.push((request, key, session_id, shared, candidates));
+    }
+    let all_candidates: Vec<PathBuf> = plans.iter().flat_map(|p| p.4.iter().cloned()).collect();
+    let guards = if opts.dry_run {
+        Vec::new()
+    } else {
+        lock_transcripts(ctx, &all_candidates)?
+    };
+    if !opts.dry_run {
+        store.save()?;
+    }
+    let mut out = Vec::new();
+    for (request, key, session_id, shared, candidates) in plans {
+        let mut removed_sidecars = Vec::new();
+        for c in &candidates {
+            removed_sidecars.extend(lifecycle::remove_trajectory_sidecars(
+                c,
+                &resolver,
+                opts.dry_run,
+            )?);
+        }
+        let clock = || {
+            if opts.dry_run {
+                ctx.now_ms
+            } else {
+                crate::clock::system_now_ms()
+            }
+        };
+        let archived = lifecycle::archive_transcripts(
+            &candidates,
+            ArchiveReason::Deleted,
+            clock,
+            opts.dry_run,
+        )?;
+        out.push(DeleteOutcome {
+            request,
+            key,
+            session_id,
+            archived,
+            removed_sidecars,
+            transcript_shared: shared,
+        });
+    }
+    drop(guards);
+    Ok((target, out))
+}
+
+/// The freshness of an entry under the config's reset policy.
+#[derive(Debug, Clone)]
+pub struct ResolveOutcome {
+    /// The store.
+    pub target: StoreTarget,
+    /// The entry key.
+    pub key: String,
+    /// The entry.
+    pub entry: Map<String, Value>,
+    /// The policy applied.
+    pub policy: crate::freshness::ResetPolicy,
+    /// The verdict.
+    pub freshness: crate::freshness::Freshness,
+}
+
+/// The first line of a transcript as JSON (its header), if it parses.
+pub fn read_header(path: &std::path::Path) -> Option<Value> {
+    use std::io::{BufRead, Read};
+    let f = std::fs::File::open(path).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(f)
+        .take(1 << 20)
+        .read_line(&mut line)
+        .ok()?;
+    serde_json::from_str(line.trim()).ok()
+}
+
+/// `resolve KEY`: freshness of the entry at `ctx.now_ms`.
+pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsError> {
+    let shown = show(ctx, request)?;
+    let key = shown.matched.store_key.clone();
+    let reset_type = crate::freshness::reset_type_for_key(&key);
+    let channel = crate::freshness::reset_channel_for_entry(&shown.entry);
+    let policy = crate::freshness::resolve_reset_policy(ctx.config.session(), reset_type, channel);
+    let session_id = shown
+        .entry
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let header_ts = shown
+        .transcript
+        .as_ref()
+        .ok()
+        .and_then(|p| read_header(p))
+        .and_then(|h| {
+            crate::freshness::session_header_started_at_ms(&h, session_id, &chrono::Local)
+        });
+    let freshness = crate::freshness::evaluate_freshness(
+        &shown.entry,
+        header_ts,
+        &policy,
+        ctx.now_ms,
+        &chrono::Local,
+    );
+    Ok(ResolveOutcome {
+        target: shown.target,
+        key,
+        entry: shown.entry,
+        policy,
+        freshness,
+    })
+}
