@@ -1207,8 +1207,11 @@ mod tests {
     #[test]
     #[ignore]
     fn peer_differential() {
-        use crate::jsjson::{apply_js_key_order, to_string_compact};
-        use crate::store::normalize::{normalize_entry, EntryVerdict};
+        use crate::jsjson::{apply_js_key_order, to_string_compact, to_string_pretty};
+        use crate::store::normalize::{
+            normalize_entry, normalize_entry_fields_with_holes, normalize_entry_with_holes, EntryVerdict,
+            Holes,
+        };
         use crate::store::prompt_blobs::{hydrate_entry, project_for_persistence};
         let Ok(root) = std::env::var("CLAWSTATE_PEER_PROBE") else {
             eprintln!("CLAWSTATE_PEER_PROBE not set");

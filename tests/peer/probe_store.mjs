@@ -8,6 +8,8 @@
 //   loaded.json     JSON.stringify of the peer's loadSessionStore() (hydrate, migrate, normalise)
 //   projected.json  JSON.stringify of projectSessionStoreForPersistence() on that store
 //   twice.json      the loaded store after a second normalisation pass (idempotence)
+//   saved.json      the bytes saveSessionStore() writes for the store as the writer loads it
+//                   (uncloned, so keys left undefined by the load pass keep their position)
 //   rows.json       `openclaw sessions --store … --json --limit all` (CLI, config OUT/sNN/config.json if any)
 // The Rust side (`cargo test -p clawstate --lib -- --ignored peer_differential` with
 // CLAWSTATE_PEER_PROBE=OUT) recomputes all of it and counts mismatches.
@@ -225,6 +227,8 @@ async function peer(out) {
     fs.writeFileSync(path.join(dir, "twice.json"), JSON.stringify(loadSessionStore(tmp, { skipCache: true })));
     fs.rmSync(tmp);
     void normalizeShape;
+    const writerStore = loadSessionStore(storePath, { skipCache: true, clone: false });
+    await st.g(path.join(dir, "saved.json"), writerStore, { skipMaintenance: true });
     const home = fs.mkdtempSync(path.join(dir, "home-"));
     const cfg = path.join(dir, "config.json");
     if (fs.existsSync(cfg)) {

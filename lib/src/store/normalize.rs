@@ -1671,6 +1671,43 @@ mod tests {
         );
     }
 
+    /// The gateway's writer re-normalises an uncloned store: keys left `undefined` by the
+    /// load pass keep their position (observed with `sessions cleanup --enforce`).
+    #[test]
+    fn holes_keep_positions_across_passes() {
+        let mut e = obj(json!({"sessionId": "abc", "updatedAt": 5, "lastTo": null, "lastAccountId": "",
+            "lastThreadId": {}, "groupChannel": 7, "origin": {"chatType": "DIRECT", "threadId": 7.9},
+            "model": "/x"}));
+        let mut holes = Holes::default();
+        normalize_entry_with_holes(&mut e, &mut holes);
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"sessionId":"abc","updatedAt":5,"groupChannel":7,"origin":{"chatType":"DIRECT","threadId":7.9},"model":"/x"}"#
+        );
+        assert_eq!(
+            holes.keys().collect::<Vec<_>>(),
+            ["lastTo", "lastAccountId", "lastThreadId", "route", "deliveryContext", "lastChannel"]
+        );
+        let mut without = e.clone();
+        normalize_entry_fields_with_holes(&mut e, &mut holes);
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"sessionId":"abc","updatedAt":5,"lastThreadId":7,"groupChannel":7,"origin":{"chatType":"DIRECT","threadId":7.9},"model":"/x","route":{"thread":{"id":7}},"deliveryContext":{"threadId":7}}"#
+        );
+        // Without the holes the keys would be appended.
+        normalize_entry_fields(&mut without);
+        assert!(serde_json::to_string(&without).unwrap().ends_with(r#""lastThreadId":7}"#));
+        // A migrated blank lastProvider hides `channel` on the first pass only.
+        let mut m = obj(json!({"channel": "lark", "lastProvider": "  ", "status": "done"}));
+        let mut holes = Holes::default();
+        normalize_entry_with_holes(&mut m, &mut holes);
+        normalize_entry_fields_with_holes(&mut m, &mut holes);
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"channel":"lark","status":"done","lastChannel":"feishu","route":{"channel":"feishu"},"deliveryContext":{"channel":"feishu"}}"#
+        );
+    }
+
     #[test]
     fn plugin_maps() {
         assert_eq!(
