@@ -11,6 +11,11 @@ use clawstate::context::{GlobalOptions, StateContext};
 use clawstate::exit::{self, ExitCode};
 use clawstate::targets::TargetSelection;
 
+/// mimalloc: the tools allocate many small maps (one per entry); glibc malloc spends more
+/// time than the parser on them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Options every binary accepts.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
@@ -145,6 +150,20 @@ pub fn out(text: &str) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     match lock.write_all(text.as_bytes()).and_then(|_| lock.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
+        Err(e) => Err(Failure::new(
+            exit::FAILURE,
+            format!("cannot write output: {e}"),
+        )),
+    }
+}
+
+/// Streams output through a buffered stdout; a broken pipe ends quietly with success.
+pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    match body(&mut w).and_then(|_| w.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
         Err(e) => Err(Failure::new(

@@ -218,20 +218,8 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
         warn(PROG, w);
     }
     match mode {
-        OutputMode::Json => {
-            let mut s = String::with_capacity(result.rows.len() * 600 + 256);
-            listing::write_envelope_json(&mut s, &result);
-            s.push('\n');
-            out(&s)
-        }
-        OutputMode::Ndjson => {
-            let mut s = String::with_capacity(result.rows.len() * 500);
-            for row in &result.rows {
-                clawstate::jsjson::write_object(&mut s, row, None);
-                s.push('\n');
-            }
-            out(&s)
-        }
+        OutputMode::Json => common::stream(|w| listing::write_envelope_json(w, &result)),
+        OutputMode::Ndjson => common::stream(|w| listing::write_ndjson(w, &result)),
         OutputMode::Text => out(&listing::render_table(&result, ctx.now_ms)),
     }
 }

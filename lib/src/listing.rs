@@ -18,8 +18,7 @@
 use serde_json::{Map, Value};
 
 use crate::session_key::{
-    cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, normalize_main_key,
-    parse_agent_session_key,
+    cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, parse_agent_session_key,
 };
 use crate::store::normalize::{
     canonicalize_id, coalesce, field, js_lower, js_number, js_trim, lower_or_empty, opt_string,
@@ -449,7 +448,10 @@ pub fn resolve_model_ref(
 }
 
 /// `resolveDefaultModelForAgent` from the config alone: the agent's model (agent matched by
-/// normalised id), else `agents.defaults.model`, else openai/gpt-5.5.
+/// normalised id), else `agents.defaults.model` (a bare model id gets the provider the
+/// configured models agree on, else `openai`), else the first configured provider's first
+/// model (unless an `openai` provider is configured), else openai/gpt-5.5. Model aliases
+/// and catalog normalisation are not applied.
 fn default_model_for_agent(cfg: &Value, agent_id: &str) -> ModelRef {
     let wanted = normalize_agent_id(agent_id);
     let agent_model = agent_list(cfg)
@@ -459,10 +461,48 @@ fn default_model_for_agent(cfg: &Value, agent_id: &str) -> ModelRef {
             normalize_agent_id(field(Some(e), "id").and_then(Value::as_str).unwrap_or("")) == wanted
         })
         .and_then(|e| primary_model(field(Some(e), "model")));
-    let raw = agent_model
-        .or_else(|| primary_model(cfg_path(cfg, &["agents", "defaults", "model"])))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    parse_model_ref(&raw, DEFAULT_PROVIDER)
+    let raw =
+        agent_model.or_else(|| primary_model(cfg_path(cfg, &["agents", "defaults", "model"])));
+    if let Some(raw) = raw {
+        if let Some((provider, model)) = parse_catalog_ref(&raw) {
+            return ModelRef { provider, model };
+        }
+        if !raw.contains('/') {
+            let provider =
+                infer_unique_provider(cfg, &raw).unwrap_or_else(|| DEFAULT_PROVIDER.into());
+            return ModelRef {
+                provider,
+                model: raw,
+            };
+        }
+    }
+    if let Some(Value::Object(providers)) = cfg_path(cfg, &["models", "providers"]) {
+        let has_default = providers
+            .get(DEFAULT_PROVIDER)
+            .is_some_and(crate::session_key::js_truthy);
+        if !has_default {
+            for (provider, pc) in providers {
+                let first = match field(Some(pc), "models") {
+                    Some(Value::Array(models)) => models.first(),
+                    _ => None,
+                };
+                if let Some(id) = field(first, "id").filter(|v| crate::session_key::js_truthy(v)) {
+                    let model = id
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| id.to_string());
+                    return ModelRef {
+                        provider: provider.clone(),
+                        model,
+                    };
+                }
+            }
+        }
+    }
+    ModelRef {
+        provider: DEFAULT_PROVIDER.into(),
+        model: DEFAULT_MODEL.into(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -807,24 +847,18 @@ fn strip_channel_recipient_prefix(value: Option<&str>, channel: Option<&str>) ->
     }
 }
 
-/// `isMainSessionAlias` of the runtime-policy module.
+/// `isMainSessionAlias` of the runtime-policy module. The gateway's runtime config forces
+/// `session.mainKey` to `main` (`applySessionDefaults` warns "session.mainKey is ignored"),
+/// so the configured value plays no part.
 fn is_main_session_alias(cfg: &Value, agent_id: &str, session_key: &str) -> bool {
     let raw = js_lower(js_trim(session_key));
     if raw.is_empty() {
         return false;
     }
     let agent = normalize_agent_id(agent_id);
-    let main_key = normalize_main_key(
-        cfg_path(cfg, &["session", "mainKey"])
-            .and_then(Value::as_str)
-            .unwrap_or(""),
-    );
     let global = cfg_path(cfg, &["session", "scope"]).and_then(Value::as_str) == Some("global");
     raw == "main"
-        || raw == main_key
-        || raw == format!("agent:{agent}:{main_key}")
         || raw == format!("agent:{agent}:main")
-        || raw == format!("agent:main:{main_key}")
         || raw == "agent:main:main"
         || (global && raw == "global")
 }
@@ -1209,8 +1243,8 @@ mod tests {
     fn peer_differential() {
         use crate::jsjson::{apply_js_key_order, to_string_compact, to_string_pretty};
         use crate::store::normalize::{
-            normalize_entry, normalize_entry_fields_with_holes, normalize_entry_with_holes, EntryVerdict,
-            Holes,
+            normalize_entry, normalize_entry_fields_with_holes, normalize_entry_with_holes,
+            EntryVerdict, Holes,
         };
         use crate::store::prompt_blobs::{hydrate_entry, project_for_persistence};
         let Ok(root) = std::env::var("CLAWSTATE_PEER_PROBE") else {
@@ -1241,15 +1275,56 @@ mod tests {
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
             let raw = read(&dir.join("sessions.json"));
             let mut mine = Map::new();
+            let mut saved = Map::new();
             for (k, v) in raw.as_object().unwrap() {
                 let Value::Object(mut e) = v.clone() else {
                     continue;
                 };
-                hydrate_entry(&mut e, dir);
-                if let EntryVerdict::Keep { .. } = normalize_entry(&mut e) {
-                    mine.insert(k.clone(), Value::Object(e));
+                let hydrated = hydrate_entry(&mut e, dir);
+                let before = to_string_compact(&Value::Object(e.clone()));
+                let mut holes = Holes::default();
+                let verdict = normalize_entry_with_holes(&mut e, &mut holes);
+                if let EntryVerdict::Keep { changed } = verdict {
+                    let after = to_string_compact(&Value::Object(e.clone()));
+                    report(
+                        "changed-flag",
+                        &name,
+                        k,
+                        (changed || hydrated).to_string(),
+                        (before != after || hydrated).to_string(),
+                    );
+                }
+                if let EntryVerdict::Keep { .. } = verdict {
+                    mine.insert(k.clone(), Value::Object(e.clone()));
+                    normalize_entry_fields_with_holes(&mut e, &mut holes);
+                    let (p, _) = project_for_persistence(&e, dir);
+                    saved.insert(k.clone(), Value::Object(p.unwrap_or(e)));
                 }
             }
+            let peer_saved = std::fs::read_to_string(dir.join("saved.json")).unwrap();
+            let my_saved = to_string_pretty(&Value::Object(saved));
+            if my_saved != peer_saved {
+                let a: Vec<&str> = my_saved.lines().collect();
+                let b: Vec<&str> = peer_saved.lines().collect();
+                let i = a
+                    .iter()
+                    .zip(&b)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.len().min(b.len()));
+                eprintln!(
+                    "saved.json differs at line {}: mine {:?} peer {:?}",
+                    i + 1,
+                    a.get(i),
+                    b.get(i)
+                );
+            }
+            report(
+                "saved-bytes",
+                &name,
+                "",
+                (my_saved == peer_saved).to_string(),
+                "true".into(),
+            );
             let loaded = read(&dir.join("loaded.json"));
             let loaded = loaded.as_object().unwrap();
             report(

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 use crate::context::StateContext;
 use crate::listing::{list_row, ListContext};
 use crate::session_key::{parse_agent_session_key, tool_kind};
-use crate::store::{LoadOptions, SessionStore, StoreError};
+use crate::store::scan::StoreScan;
+use crate::store::StoreError;
 use crate::targets::StoreTarget;
 
 /// The default `--limit`.
@@ -78,15 +79,14 @@ impl ListOptions {
     }
 }
 
-/// A listing: the rows kept and the numbers of the envelope.
-#[derive(Debug, Clone)]
+/// A listing: which entries are printed, in order, and the numbers of the envelope.
+/// Rows are built lazily from the stores' raw text, so memory stays near the file size.
+#[derive(Debug)]
 pub struct ListResult {
     /// The stores listed.
     pub targets: Vec<StoreTarget>,
     /// Whether `--all-agents` was given.
     pub all_agents: bool,
-    /// Rows after filters, order and limit.
-    pub rows: Vec<Map<String, Value>>,
     /// Rows after filters, before the limit.
     pub total_count: usize,
     /// The limit (`None` = all).
@@ -95,6 +95,31 @@ pub struct ListResult {
     pub active_minutes: Option<u64>,
     /// Warnings from loading.
     pub warnings: Vec<String>,
+    scans: Vec<StoreScan>,
+    selected: Vec<(usize, usize)>,
+    contexts: Vec<ListContext>,
+    now_ms: i64,
+}
+
+impl ListResult {
+    /// How many rows are printed.
+    pub fn count(&self) -> usize {
+        self.selected.len()
+    }
+
+    /// The printed rows, in order, built one at a time.
+    pub fn rows(&self) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        self.selected.iter().filter_map(move |&(si, ei)| {
+            let scan = &self.scans[si];
+            let entry = scan.entry(ei)?;
+            Some(list_row(
+                scan.key(ei),
+                &entry,
+                self.now_ms,
+                &self.contexts[si],
+            ))
+        })
+    }
 }
 
 /// The tool kind of a key as an admin means it: the `sessions_list` classifier applied
@@ -115,22 +140,18 @@ pub fn list_sessions(
     opts: &ListOptions,
 ) -> Result<ListResult, StoreError> {
     let key_ctx = ctx.key_context();
-    let mut candidates: Vec<(f64, Map<String, Value>)> = Vec::new();
     let mut warnings = Vec::new();
+    let mut scans = Vec::with_capacity(targets.len());
     for target in targets {
-        let store = SessionStore::load(
-            &target.store_path,
-            LoadOptions {
-                hydrate_prompts: false,
-            },
-        )?;
-        warnings.extend(store.warnings().iter().cloned());
-        let list_ctx = ListContext {
-            target_agent_id: target.agent_id.clone(),
-            config: ctx.config.root.clone(),
-        };
-        for (key, value) in store.entries() {
-            let Some(entry) = value.as_object() else {
+        let scan = StoreScan::open(&target.store_path)?;
+        warnings.extend(scan.warnings().iter().cloned());
+        scans.push(scan);
+    }
+    // Filter, order and cut on (updatedAt, position); rows are built only when printed.
+    let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
+    for (si, scan) in scans.iter().enumerate() {
+        for ei in 0..scan.len() {
+            let Some(entry) = scan.entry(ei) else {
                 continue;
             };
             let updated = entry.get("updatedAt").and_then(Value::as_f64);
@@ -144,35 +165,46 @@ pub fn list_sessions(
                 && !opts
                     .kinds
                     .iter()
-                    .any(|k| k == list_kind(key, entry, &key_ctx))
+                    .any(|k| k == list_kind(scan.key(ei), &entry, &key_ctx))
             {
                 continue;
             }
-            candidates.push((
-                updated.unwrap_or(0.0),
-                list_row(key, entry, ctx.now_ms, &list_ctx),
-            ));
+            candidates.push((updated.unwrap_or(0.0), si, ei));
         }
     }
     let total_count = candidates.len();
     // Newest first; ties keep store order (a stable sort, as the gateway's).
-    candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+    candidates.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     if let Some(l) = opts.limit {
         candidates.truncate(l);
     }
+    let contexts = targets
+        .iter()
+        .map(|t| ListContext {
+            target_agent_id: t.agent_id.clone(),
+            config: ctx.config.root.clone(),
+        })
+        .collect();
     Ok(ListResult {
         targets: targets.to_vec(),
         all_agents: ctx.options.targets.all_agents,
-        rows: candidates.into_iter().map(|(_, r)| r).collect(),
         total_count,
         limit: opts.limit,
         active_minutes: opts.active_minutes,
         warnings,
+        scans,
+        selected: candidates.into_iter().map(|(_, si, ei)| (si, ei)).collect(),
+        contexts,
+        now_ms: ctx.now_ms,
     })
 }
 
-/// Appends the JSON envelope exactly as `openclaw sessions --json` prints it.
-pub fn write_envelope_json(out: &mut String, r: &ListResult) {
+/// Writes the JSON envelope exactly as `openclaw sessions --json` prints it (plus a
+/// final newline), streaming one row at a time.
+pub fn write_envelope_json<W: std::io::Write + ?Sized>(
+    w: &mut W,
+    r: &ListResult,
+) -> std::io::Result<()> {
     use crate::jsjson::{write_object, write_pretty_at, write_string};
     let aggregate = r.all_agents || r.targets.len() > 1;
     let mut head = Map::new();
@@ -209,37 +241,57 @@ pub fn write_envelope_json(out: &mut String, r: &ListResult) {
     if r.all_agents {
         head.insert("allAgents".into(), Value::Bool(true));
     }
-    head.insert("count".into(), Value::from(r.rows.len()));
+    head.insert("count".into(), Value::from(r.count()));
     head.insert("totalCount".into(), Value::from(r.total_count));
     head.insert(
         "limitApplied".into(),
         r.limit.map(Value::from).unwrap_or(Value::Null),
     );
-    head.insert("hasMore".into(), Value::Bool(r.rows.len() < r.total_count));
+    head.insert("hasMore".into(), Value::Bool(r.count() < r.total_count));
     head.insert(
         "activeMinutes".into(),
         r.active_minutes.map(Value::from).unwrap_or(Value::Null),
     );
+    let mut out = String::with_capacity(4096);
     out.push('{');
     for (k, v) in &head {
         out.push_str("\n  ");
-        write_string(out, k);
+        write_string(&mut out, k);
         out.push_str(": ");
-        write_pretty_at(out, v, 1);
+        write_pretty_at(&mut out, v, 1);
         out.push(',');
     }
     out.push_str("\n  \"sessions\": ");
-    if r.rows.is_empty() {
+    if r.count() == 0 {
         out.push_str("[]");
     } else {
         out.push('[');
-        for (i, row) in r.rows.iter().enumerate() {
+        for (i, row) in r.rows().enumerate() {
             out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            write_object(out, row, Some(2));
+            write_object(&mut out, &row, Some(2));
+            if out.len() > 1 << 16 {
+                w.write_all(out.as_bytes())?;
+                out.clear();
+            }
         }
         out.push_str("\n  ]");
     }
-    out.push_str("\n}");
+    out.push_str("\n}\n");
+    w.write_all(out.as_bytes())
+}
+
+/// Writes the rows as NDJSON, one compact object per line.
+pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> std::io::Result<()> {
+    let mut out = String::with_capacity(4096);
+    for row in r.rows() {
+        crate::jsjson::write_object(&mut out, &row, None);
+        out.push('\n');
+        if out.len() > 1 << 16 {
+            w.write_all(out.as_bytes())?;
+            out.clear();
+        }
+    }
+    w.write_all(out.as_bytes())
 }
 
 fn human_age(age_ms: Option<i64>) -> String {
@@ -273,17 +325,17 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
         s.push_str(&format!("Session store: {}\n", t.store_path.display()));
     }
     match r.limit {
-        Some(l) if r.rows.len() < r.total_count => s.push_str(&format!(
+        Some(l) if r.count() < r.total_count => s.push_str(&format!(
             "Sessions listed: {} of {} (limit {l})\n",
-            r.rows.len(),
+            r.count(),
             r.total_count
         )),
-        _ => s.push_str(&format!("Sessions listed: {}\n", r.rows.len())),
+        _ => s.push_str(&format!("Sessions listed: {}\n", r.count())),
     }
     if let Some(m) = r.active_minutes {
         s.push_str(&format!("Filtered to last {m} minute(s)\n"));
     }
-    if r.rows.is_empty() {
+    if r.count() == 0 {
         s.push_str("No sessions found.\n");
         return s;
     }
@@ -296,7 +348,8 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
     }
     header.extend(["Kind", "Key", "Age", "Model", "Tokens (ctx %)", "Flags"]);
     let mut rows: Vec<Vec<String>> = Vec::new();
-    for row in &r.rows {
+    for row in r.rows() {
+        let row = &row;
         let mut cells = Vec::new();
         if aggregate {
             cells.push(str_of(row, "agentId"));

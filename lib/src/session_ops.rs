@@ -240,7 +240,7 @@ pub fn patch(
     let after = value.as_object().cloned().unwrap_or_default();
     let mut written = false;
     if !opts.dry_run {
-        store.entries_mut().insert(key.clone(), value);
+        store.set_entry(&key, after.clone());
         written = store.save()? == SaveOutcome::Written;
     }
     Ok(PatchOutcome {
@@ -367,9 +367,7 @@ pub fn reset(
         });
     }
     let guards = lock_transcripts(ctx, &candidates)?;
-    store
-        .entries_mut()
-        .insert(key.clone(), Value::Object(entry.clone()));
+    store.set_entry(&key, entry.clone());
     store.save()?;
     let cwd = ctx.env.cwd().to_path_buf();
     let header = lifecycle::transcript_header(&next_id, ctx.now_ms, &cwd);
@@ -459,7 +457,7 @@ pub fn delete(
     }
     let mut removed: Vec<(String, String, Map<String, Value>)> = Vec::new();
     for (r, k) in &keys {
-        if let Some(Value::Object(e)) = store.entries_mut().shift_remove(k) {
+        if let Some(Value::Object(e)) = store.remove_entry(k) {
             removed.push((r.clone(), k.clone(), e));
         }
     }

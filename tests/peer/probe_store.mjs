@@ -2,6 +2,7 @@
 // `openclaw sessions --json` rows against the real program (openclaw@2026.7.1).
 //
 //   node probe_store.mjs gen  OUT [SEED] [STORES] [ENTRIES]   generate seeded stores OUT/sNN/
+//   node probe_store.mjs genpolicy OUT [SEED] [STORES]         main-alias DM stores (policy keys)
 //   node probe_store.mjs peer OUT                             record the peer's results
 //
 // For every OUT/sNN/sessions.json, `peer` writes next to it:
@@ -50,10 +51,10 @@ function gen(out, seed, stores, entries) {
   const channels = [
     "telegram", "Telegram", " discord ", "lark", "WeChat", "webchat", "heartbeat", "cron",
     "", "  ", 5, null, "whatsapp", "slack", "foo", "teams", "微信", "Signal", "sessions_send",
-    "imsg", "yuanbao", "Voice",
+    "imsg", "yuanbao", "Voice", "\u00a0telegram\ufeff", "\u0085slack", "İnstagram", "ΣΑΣ",
   ];
-  const tos = ["123", " +1555 ", "", null, 5, "telegram:99", "telegram:42:topic:7", "user:x", "TELEGRAM:7", "c1"];
-  const accounts = ["default", "Acc One", "", null, "__proto__", "_x", "a".repeat(70), "--", "work", " W2 ", 7];
+  const tos = ["123", " +1555 ", "", null, 5, "telegram:99", "telegram:42:topic:7", "user:x", "TELEGRAM:7", "c1", "\u3000 12 ", "x\u0085"];
+  const accounts = ["default", "Acc One", "", null, "__proto__", "_x", "a".repeat(70), "--", "work", " W2 ", 7, "\u00a0Acc", "Ünï", "constructor", "x".repeat(63) + "-_y"];
   const threads = [7, 7.9, -0.5, "12", " ", "", null, {}, 0, "t-1", 1e3];
   const chatTypes = ["direct", "dm", "group", "channel", "DIRECT", " Dm ", "thread", "", 5, null];
   const models = ["  gpt  ", "", "  ", "claude-x", "gpt-5.5", "openai/gpt-4o", "claude-sonnet", "p/", "/x"];
@@ -61,6 +62,7 @@ function gen(out, seed, stores, entries) {
   const sessionIds = () => pick([
     uuid(), uuid(), uuid(), "  abc  ", "abc:def", "user@host", "../evil", 5, null, "x".repeat(200),
     `s.checkpoint.${uuid()}`, "", "a/b", "ok-id_1.2", "x".repeat(130), " ", "A:B@C",
+    "\ufeffabc", "abc\u0085", "\u00a0id1 ", `X.CHECKPOINT.${uuid().toUpperCase()}`, "a".repeat(255), "a".repeat(256), "..",
   ]);
 
   const chan = () => pick(channels);
@@ -204,6 +206,91 @@ function gen(out, seed, stores, entries) {
       store[key] = e;
     }
     fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(store));
+    const config = CONFIGS[s % (CONFIGS.length + 1)];
+    if (config) fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify(config, null, 2));
+  }
+}
+
+// Configs for the listing rows (stores 1, 2, 3 of every 4; store 0 has none).
+const CONFIGS = [
+  {
+    agents: {
+      defaults: {
+        model: { primary: "anthropic/claude-sonnet-4" },
+        contextTokens: 123456,
+        models: { "anthropic/claude-x": { agentRuntime: { id: "pi" } }, "openai/*": { agentRuntime: { id: "codex" } } },
+        cliBackends: { "my-cli": { command: "x" } },
+      },
+      list: [{ id: "main", default: true }, { id: "work", model: "google/gemini-x" }, { id: "ops" }],
+    },
+    session: { mainKey: "Home", identityLinks: { Bob: ["telegram:12345", "bob", "telegram:99"] } },
+    models: { providers: { openai: { baseUrl: "https://proxy.example/v1", models: [] } } },
+  },
+  {
+    agents: {
+      list: [{ id: "work", default: true, model: { primary: "claude-cli/sonnet" } }, { id: "main" }],
+      defaults: { models: { "anthropic/sonnet": {}, "google/gemini-x": { agentRuntime: { id: "auto" } } } },
+    },
+    session: { scope: "global", identityLinks: { Alice: ["+1555", "whatsapp:+1", "123"] } },
+    models: {
+      providers: {
+        anthropic: {
+          baseUrl: "https://api.anthropic.com",
+          agentRuntime: { id: "codex-app-server" },
+          models: [{ id: "claude-x", name: "x", agentRuntime: { id: "openclaw" } }],
+        },
+      },
+    },
+  },
+  {
+    agents: { defaults: { model: "openai/gpt-4o", contextTokens: 50000 } },
+    models: { providers: { openai: { baseUrl: "https://api.openai.com/v1", models: [] } } },
+  },
+];
+
+// Stores of main-session aliases with direct-chat routing: exercises runtimePolicySessionKey.
+function genPolicy(out, seed, stores) {
+  const R = rng(seed);
+  const pick = (xs) => xs[Math.floor(R() * xs.length)];
+  const chance = (p) => R() < p;
+  const now = Date.now();
+  const keys = [
+    "agent:main:main", "main", "AGENT:MAIN:MAIN", " main ", "agent:work:main", "agent:ops:main", "Main",
+    "agent:main:MAIN", "global", "agent:Main:main", "agent:main:home", "home", "agent:main:main ",
+    "agent:my agent:main", "agent:x:y",
+  ];
+  const channels = ["telegram", "Telegram", "whatsapp", "webchat", "lark", " slack ", "", 5, "WebChat", "imsg"];
+  const ids = ["12345", "telegram:12345", "TELEGRAM:99:topic:3", "whatsapp:+1", "+1555", " bob ", "", "telegram:", "U1", "Telegram:İx", "slack:C1:TOPIC:x"];
+  const accounts = ["Acc One", "", "default", "__proto__", "w2", null, "_z"];
+  for (let s = 0; s < stores; s++) {
+    const dir = path.join(out, `p${String(s).padStart(2, "0")}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const store = {};
+    for (const key of keys) {
+      const e = { sessionId: `id-${s}-${Math.floor(R() * 1e6)}`, updatedAt: now - Math.floor(R() * 1e7) };
+      const put = (k, v) => { if (v !== undefined) e[k] = v; };
+      if (chance(0.8)) put("chatType", pick(["direct", "dm", "DIRECT", "group", "channel", " Dm "]));
+      if (chance(0.6)) {
+        const o = {};
+        if (chance(0.5)) o.provider = pick(channels);
+        if (chance(0.5)) o.to = pick(ids);
+        if (chance(0.3)) o.from = pick(ids);
+        if (chance(0.4)) o.chatType = pick(["direct", "group", "dm", null, 3]);
+        if (chance(0.3)) o.surface = pick(channels);
+        if (chance(0.3)) o.accountId = pick(accounts);
+        if (chance(0.2)) o.nativeDirectUserId = pick(["U9", " ", "Nat Ive"]);
+        put("origin", o);
+      }
+      if (chance(0.5)) put("lastChannel", pick(channels));
+      if (chance(0.3)) put("channel", pick(channels));
+      if (chance(0.5)) put("lastTo", pick(ids));
+      if (chance(0.3)) put("lastAccountId", pick(accounts));
+      if (chance(0.3)) put("deliveryContext", { channel: pick(channels), to: pick(ids), ...(chance(0.5) ? { accountId: pick(accounts) } : {}) });
+      store[key] = e;
+    }
+    fs.writeFileSync(path.join(dir, "sessions.json"), JSON.stringify(store));
+    const config = CONFIGS[s % (CONFIGS.length + 1)];
+    if (config) fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify(config, null, 2));
   }
 }
 
@@ -249,6 +336,8 @@ async function peer(out) {
 const [cmd, out, ...rest] = process.argv.slice(2);
 if (cmd === "gen") {
   gen(out, Number(rest[0] ?? 1), Number(rest[1] ?? 6), Number(rest[2] ?? 60));
+} else if (cmd === "genpolicy") {
+  genPolicy(out, Number(rest[0] ?? 1), Number(rest[1] ?? 16));
 } else if (cmd === "peer") {
   await peer(out);
 } else {

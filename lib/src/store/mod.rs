@@ -8,6 +8,7 @@
 
 pub mod normalize;
 pub mod prompt_blobs;
+pub mod scan;
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,9 @@ use thiserror::Error;
 use crate::atomic_file::{replace_file, AtomicWriteError};
 use crate::exit::{self, ExitCode};
 use crate::jsjson;
-use normalize::{normalize_entry, EntryVerdict};
+use normalize::{
+    normalize_entry_fields_with_holes, normalize_entry_with_holes, EntryVerdict, Holes,
+};
 
 /// A store that cannot be read or written.
 #[derive(Debug, Error)]
@@ -98,6 +101,9 @@ pub struct SessionStore {
     disk_text: Option<String>,
     changed_on_load: bool,
     warnings: Vec<String>,
+    /// Keys the gateway's load left `undefined` inside an entry (they keep their slot for
+    /// the save pass); only entries that have any.
+    holes: std::collections::HashMap<String, Holes>,
 }
 
 /// What [`SessionStore::save`] did.
@@ -154,6 +160,57 @@ pub fn parse_store_text(path: &Path, text: &str) -> Result<Map<String, Value>, S
     }
 }
 
+/// The text of a store file, read and checked (UTF-8, byte-order mark skipped).
+#[derive(Debug)]
+pub struct StoreText {
+    /// The whole file.
+    pub text: String,
+    /// Where the JSON starts (3 when a byte-order mark was skipped).
+    pub body_start: usize,
+    /// Warnings (a skipped byte-order mark).
+    pub warnings: Vec<String>,
+}
+
+/// Reads a store file; `None` when it does not exist.
+pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StoreError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        StoreError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: "invalid UTF-8".into(),
+        }
+    })?;
+    let mut warnings = Vec::new();
+    let body_start = if text.starts_with('\u{feff}') {
+        warnings.push(format!(
+            "{}: skipped a UTF-8 byte-order mark",
+            path.display()
+        ));
+        3
+    } else {
+        0
+    };
+    Ok(Some(StoreText {
+        text,
+        body_start,
+        warnings,
+    }))
+}
+
 impl SessionStore {
     /// An empty store at `path` that has never been written.
     pub fn empty(path: impl Into<PathBuf>) -> Self {
@@ -163,55 +220,31 @@ impl SessionStore {
             disk_text: None,
             changed_on_load: false,
             warnings: Vec::new(),
+            holes: std::collections::HashMap::new(),
         }
     }
 
     /// Loads `path` with every load normalisation of §2.3. A missing file is an empty
     /// store; an empty, malformed, non-UTF-8 or non-object file is an error.
     pub fn load(path: &Path, opts: LoadOptions) -> Result<Self, StoreError> {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(SessionStore::empty(path))
-            }
-            Err(source) => {
-                return Err(StoreError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                })
-            }
+        let Some(StoreText {
+            text,
+            body_start,
+            warnings,
+        }) = read_store_text(path)?
+        else {
+            return Ok(SessionStore::empty(path));
         };
-        let mut warnings = Vec::new();
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-            let column =
-                valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
-            StoreError::Malformed {
-                path: path.to_path_buf(),
-                line,
-                column,
-                message: "invalid UTF-8".into(),
-            }
-        })?;
-        let body = match text.strip_prefix('\u{feff}') {
-            Some(rest) => {
-                warnings.push(format!(
-                    "{}: skipped a UTF-8 byte-order mark",
-                    path.display()
-                ));
-                rest
-            }
-            None => text.as_str(),
-        };
+        let body = &text[body_start..];
         let raw = parse_store_text(path, body)?;
-        let had_bom = body.len() != text.len();
+        let had_bom = body_start != 0;
         let mut store = SessionStore {
             path: path.to_path_buf(),
             entries: Map::with_capacity(raw.len()),
             disk_text: None,
             changed_on_load: had_bom,
             warnings,
+            holes: std::collections::HashMap::new(),
         };
         let sessions_dir = store.sessions_dir();
         for (key, value) in raw {
@@ -222,10 +255,14 @@ impl SessionStore {
             if opts.hydrate_prompts && prompt_blobs::hydrate_entry(&mut entry, &sessions_dir) {
                 store.changed_on_load = true;
             }
-            match normalize_entry(&mut entry) {
+            let mut holes = Holes::default();
+            match normalize_entry_with_holes(&mut entry, &mut holes) {
                 EntryVerdict::Drop => store.changed_on_load = true,
                 EntryVerdict::Keep { changed } => {
                     store.changed_on_load |= changed;
+                    if !holes.is_empty() {
+                        store.holes.insert(key.clone(), holes);
+                    }
                     store.entries.insert(key, Value::Object(entry));
                 }
             }
@@ -265,6 +302,18 @@ impl SessionStore {
     /// The entries, in JavaScript key order.
     pub fn entries(&self) -> &Map<String, Value> {
         &self.entries
+    }
+
+    /// Inserts or replaces one entry (a replaced entry starts afresh: no load-time holes).
+    pub fn set_entry(&mut self, key: &str, entry: Map<String, Value>) {
+        self.holes.remove(key);
+        self.entries.insert(key.to_string(), Value::Object(entry));
+    }
+
+    /// Removes one entry, keeping the others' order; returns it.
+    pub fn remove_entry(&mut self, key: &str) -> Option<Value> {
+        self.holes.remove(key);
+        self.entries.shift_remove(key)
     }
 
     /// The entries, for mutation (call [`SessionStore::save`] afterwards).
@@ -311,8 +360,15 @@ impl SessionStore {
     /// Re-normalises every entry (as the gateway does before a save), then writes the
     /// store atomically (0600) unless the bytes would be identical.
     pub fn save(&mut self) -> Result<SaveOutcome, StoreError> {
-        self.entries.retain(|_, v| match v {
-            Value::Object(entry) => !matches!(normalize_entry(entry), EntryVerdict::Drop),
+        let holes = &mut self.holes;
+        self.entries.retain(|k, v| match v {
+            Value::Object(entry) => {
+                let verdict = match holes.get_mut(k) {
+                    Some(h) => normalize_entry_fields_with_holes(entry, h),
+                    None => normalize_entry_fields_with_holes(entry, &mut Holes::default()),
+                };
+                !matches!(verdict, EntryVerdict::Drop)
+            }
             _ => false,
         });
         let (text, blobs) = self.serialize();

@@ -784,7 +784,26 @@ fn normalize_delivery(entry: &mut Map<String, Value>, holes: &mut Holes) -> bool
 // ---------------------------------------------------------------------------------------
 
 fn normalize_pending_final_delivery(entry: &mut Map<String, Value>) -> bool {
-    let original = entry.clone();
+    const KEYS: [&str; 10] = [
+        "pendingFinalDelivery",
+        "pendingFinalDeliveryText",
+        "pendingFinalDeliveryCreatedAt",
+        "pendingFinalDeliveryLastAttemptAt",
+        "pendingFinalDeliveryAttemptCount",
+        "pendingFinalDeliveryLastError",
+        "pendingFinalDeliveryContext",
+        "pendingFinalDeliveryIntentId",
+        "restartRecoveryDeliveryContext",
+        "restartRecoveryDeliveryRunId",
+    ];
+    if !KEYS.iter().any(|k| entry.contains_key(*k)) {
+        return false;
+    }
+    // The values as they were before this step (each rule reads the original entry).
+    let original: Map<String, Value> = KEYS
+        .iter()
+        .filter_map(|k| entry.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
     let get = |k: &str| original.get(k);
     let mut changed = false;
     let mut assign = |entry: &mut Map<String, Value>, key: &str, value: Option<Value>| {
@@ -1675,9 +1694,11 @@ mod tests {
     /// load pass keep their position (observed with `sessions cleanup --enforce`).
     #[test]
     fn holes_keep_positions_across_passes() {
-        let mut e = obj(json!({"sessionId": "abc", "updatedAt": 5, "lastTo": null, "lastAccountId": "",
+        let mut e = obj(
+            json!({"sessionId": "abc", "updatedAt": 5, "lastTo": null, "lastAccountId": "",
             "lastThreadId": {}, "groupChannel": 7, "origin": {"chatType": "DIRECT", "threadId": 7.9},
-            "model": "/x"}));
+            "model": "/x"}),
+        );
         let mut holes = Holes::default();
         normalize_entry_with_holes(&mut e, &mut holes);
         assert_eq!(
@@ -1686,7 +1707,14 @@ mod tests {
         );
         assert_eq!(
             holes.keys().collect::<Vec<_>>(),
-            ["lastTo", "lastAccountId", "lastThreadId", "route", "deliveryContext", "lastChannel"]
+            [
+                "lastTo",
+                "lastAccountId",
+                "lastThreadId",
+                "route",
+                "deliveryContext",
+                "lastChannel"
+            ]
         );
         let mut without = e.clone();
         normalize_entry_fields_with_holes(&mut e, &mut holes);
@@ -1696,7 +1724,9 @@ mod tests {
         );
         // Without the holes the keys would be appended.
         normalize_entry_fields(&mut without);
-        assert!(serde_json::to_string(&without).unwrap().ends_with(r#""lastThreadId":7}"#));
+        assert!(serde_json::to_string(&without)
+            .unwrap()
+            .ends_with(r#""lastThreadId":7}"#));
         // A migrated blank lastProvider hides `channel` on the first pass only.
         let mut m = obj(json!({"channel": "lark", "lastProvider": "  ", "status": "done"}));
         let mut holes = Holes::default();

@@ -176,10 +176,10 @@ pub fn project_for_persistence(
 /// `<hash>.txt.<pid>.<uuid>.tmp` in the same directory (created as needed), mode 0600,
 /// fsync'd, renamed over the target, directory fsync'd.
 pub fn write_blob(blob: &PromptBlob) -> io::Result<()> {
-    if std::fs::read(&blob.path).is_ok_and(|existing| existing == blob.bytes) {
-        if touch(&blob.path).is_ok() {
-            return Ok(());
-        }
+    if std::fs::read(&blob.path).is_ok_and(|existing| existing == blob.bytes)
+        && touch(&blob.path).is_ok()
+    {
+        return Ok(());
     }
     crate::atomic_file::replace_file(&blob.path, &blob.bytes, 0o600)
         .map_err(|e| io::Error::other(e.to_string()))

@@ -1,0 +1,187 @@
+//! A read-only pass over a store that never holds the whole entry tree: the top level is
+//! split into raw entry texts, and each entry is parsed and normalised only when asked.
+//!
+//! Listing a 100k-entry store this way keeps memory near the file size and parses the
+//! printed entries twice at most, instead of building (and freeing) every entry's map.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::normalize::{normalize_entry, EntryVerdict};
+use super::{read_store_text, StoreError};
+use crate::jsjson::{apply_js_key_order, is_array_index};
+
+/// The raw entries of a store, in JavaScript key order, duplicates resolved as
+/// `JSON.parse` does (last value at the first key's position).
+#[derive(Debug)]
+pub struct StoreScan {
+    path: PathBuf,
+    text: String,
+    entries: Vec<(String, Range<usize>)>,
+    warnings: Vec<String>,
+}
+
+struct TopLevel<'a> {
+    base: usize,
+    text: &'a str,
+}
+
+impl<'de> Visitor<'de> for TopLevel<'de> {
+    type Value = Vec<(String, Range<usize>)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of sessionKey → entry")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<(String, Range<usize>)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let raw: &'de RawValue = map.next_value()?;
+            let start = raw.get().as_ptr() as usize - self.text.as_ptr() as usize + self.base;
+            let range = start..start + raw.get().len();
+            match index.get(&key) {
+                Some(&i) => out[i].1 = range,
+                None => {
+                    index.insert(key.clone(), out.len());
+                    out.push((key, range));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl StoreScan {
+    /// Reads and splits `path`; a missing store is empty. Malformed or non-object stores
+    /// are the same errors as [`super::SessionStore::load`] gives.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let Some(st) = read_store_text(path)? else {
+            return Ok(StoreScan {
+                path: path.to_path_buf(),
+                text: String::new(),
+                entries: Vec::new(),
+                warnings: Vec::new(),
+            });
+        };
+        let body = &st.text[st.body_start..];
+        if body.trim().is_empty() {
+            // Same message as a full load.
+            super::parse_store_text(path, body)?;
+        }
+        let mut de = serde_json::Deserializer::from_str(body);
+        let visitor = TopLevel {
+            base: st.body_start,
+            text: body,
+        };
+        let parsed = de
+            .deserialize_map(visitor)
+            .and_then(|v| de.end().map(|_| v));
+        let mut entries = match parsed {
+            Ok(e) => e,
+            // Let the full parser produce the exact error (position, or "not an object").
+            Err(_) => {
+                super::parse_store_text(path, body)?;
+                Vec::new()
+            }
+        };
+        if entries.iter().any(|(k, _)| is_array_index(k)) {
+            entries.sort_by_key(|(k, _)| {
+                if is_array_index(k) {
+                    (0, k.parse::<u64>().unwrap_or(0))
+                } else {
+                    (1, 0)
+                }
+            });
+        }
+        Ok(StoreScan {
+            path: path.to_path_buf(),
+            text: st.text,
+            entries,
+            warnings: st.warnings,
+        })
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Warnings raised while reading.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// How many raw entries (before dropping invalid ones).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the store has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The key of raw entry `i`.
+    pub fn key(&self, i: usize) -> &str {
+        &self.entries[i].0
+    }
+
+    /// Entry `i` parsed and normalised as the gateway loads it; `None` when the gateway
+    /// would drop it (not an object, invalid sessionId).
+    pub fn entry(&self, i: usize) -> Option<Map<String, Value>> {
+        let raw = &self.text[self.entries[i].1.clone()];
+        let mut value: Value = serde_json::from_str(raw).ok()?;
+        apply_js_key_order(&mut value);
+        let Value::Object(mut entry) = value else {
+            return None;
+        };
+        match normalize_entry(&mut entry) {
+            EntryVerdict::Drop => None,
+            EntryVerdict::Keep { .. } => Some(entry),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_orders_and_dedupes_like_json_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        std::fs::write(&p, "\u{feff}{\"b\": {\"sessionId\": \"x\", \"updatedAt\": 1}, \"42\": 5, \"a\": {}, \"b\": {\"updatedAt\": 2}}").unwrap();
+        let s = StoreScan::open(&p).unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.key(0), "42");
+        assert!(s.entry(0).is_none());
+        assert_eq!(s.key(1), "b");
+        assert_eq!(s.entry(1).unwrap()["updatedAt"], 2);
+        assert_eq!(s.warnings().len(), 1);
+    }
+
+    #[test]
+    fn malformed_and_non_object_are_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        std::fs::write(&p, "{\"a\": {").unwrap();
+        assert!(matches!(
+            StoreScan::open(&p),
+            Err(StoreError::Malformed { .. })
+        ));
+        std::fs::write(&p, "[1]").unwrap();
+        assert!(matches!(
+            StoreScan::open(&p),
+            Err(StoreError::NotObject { .. })
+        ));
+        assert!(StoreScan::open(&d.path().join("missing.json"))
+            .unwrap()
+            .is_empty());
+    }
+}
