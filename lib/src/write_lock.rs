@@ -1032,7 +1032,7 @@ fn js_iso_string(ms: i64) -> String {
 /// separators, extra fraction digits, `±HHMM` offsets, day overflow up to 31). Date-only
 /// forms are UTC; a date-time without offset is local time. Other legacy forms V8 accepts
 /// (`Sun Nov 29 2026`) read as invalid here.
-fn parse_js_date_ms(s: &str) -> Option<i64> {
+pub(crate) fn parse_js_date_ms(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let mut i = 0;
     let digits = |i: &mut usize, n: usize| -> Option<i64> {

@@ -1,0 +1,137 @@
+//! What a `SESSION` argument names: a session key (resolved through the store), a
+//! sessionId, or a path to a `.jsonl` file. Ids and `sessionFile`s from the store go through
+//! [`TranscriptResolver`](crate::transcript_path::TranscriptResolver), which refuses escapes.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::context::StateContext;
+use crate::exit::{self, ExitCode};
+use crate::session_ops::{self, OpsError};
+use crate::targets::StoreTarget;
+use crate::transcript_path::is_valid_transcript_id;
+
+/// A `SESSION` argument that cannot be resolved.
+#[derive(Debug, Error)]
+pub enum SessionError {
+    /// No entry and no transcript by that name.
+    #[error("no session or transcript {0:?} (give a session key, a sessionId or a path to a .jsonl file)")]
+    NotFound(String),
+    /// The entry's transcript path is unusable (escapes the sessions directory, bad id).
+    #[error("session {key:?}: {message}")]
+    BadPath {
+        /// The store key.
+        key: String,
+        /// Why.
+        message: String,
+    },
+    /// The store or its options failed.
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+}
+
+impl ExitCode for SessionError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            SessionError::NotFound(_) => exit::NOT_FOUND,
+            SessionError::BadPath { .. } => exit::DATA_ERR,
+            SessionError::Ops(e) => e.exit_code(),
+        }
+    }
+}
+
+/// A resolved `SESSION`.
+#[derive(Debug, Clone)]
+pub struct SessionRef {
+    /// The transcript file (it may not exist yet).
+    pub path: PathBuf,
+    /// The store key, when resolved through the store.
+    pub key: Option<String>,
+    /// The store the key lives in.
+    pub target: Option<StoreTarget>,
+    /// The entry.
+    pub entry: Option<Map<String, Value>>,
+    /// The session id (entry's, or the file name's).
+    pub session_id: Option<String>,
+    /// The key as `sessions_history` shows it (`main` for the main session).
+    pub display_key: String,
+}
+
+fn looks_like_path(arg: &str) -> bool {
+    arg.contains('/') || arg.ends_with(".jsonl") || arg.starts_with('.')
+}
+
+/// Resolves `arg` against the state directory of `ctx`.
+pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError> {
+    if looks_like_path(arg) {
+        let path = crate::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
+        let session_id = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .filter(|s| is_valid_transcript_id(s))
+            .map(String::from);
+        return Ok(SessionRef {
+            path,
+            key: None,
+            target: None,
+            entry: None,
+            session_id,
+            display_key: arg.to_string(),
+        });
+    }
+    match session_ops::show(ctx, arg) {
+        Ok(shown) => {
+            let key = shown.matched.store_key.clone();
+            let path = shown.transcript.map_err(|message| SessionError::BadPath {
+                key: key.clone(),
+                message,
+            })?;
+            let session_id = shown
+                .entry
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(String::from);
+            let kc = ctx.key_context();
+            let main = format!("agent:{}:{}", kc.default_agent_id, kc.main_key);
+            let display_key =
+                if key == main || key == kc.main_key || (kc.scope_global && key == "global") {
+                    "main".to_string()
+                } else {
+                    key.clone()
+                };
+            Ok(SessionRef {
+                path,
+                key: Some(key),
+                target: Some(shown.target),
+                entry: Some(shown.entry),
+                session_id,
+                display_key,
+            })
+        }
+        Err(e) if e.exit_code() == exit::NOT_FOUND => {
+            let id = arg.trim();
+            if is_valid_transcript_id(id) {
+                for target in ctx.targets().map_err(OpsError::from)? {
+                    let resolver = session_ops::resolver_for(ctx, &target);
+                    if let Ok(p) = resolver.default_path(id) {
+                        if p.is_file() {
+                            return Ok(SessionRef {
+                                path: p,
+                                key: None,
+                                target: Some(target),
+                                entry: None,
+                                session_id: Some(id.to_string()),
+                                display_key: id.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
+            Err(SessionError::NotFound(arg.to_string()))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,702 @@
+//! Bounded reads from the end of a transcript (`transcript.md` §3.4) and the history pages
+//! built on them (§3.2), the full visible-message index for offset pages (§3.5), and
+//! following a file as it grows (`tail --follow`).
+//!
+//! The tail readers read backwards only as far as the newest `maxLines` lines need, inside
+//! the gateway's byte window, so their cost does not grow with the file.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Path;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+
+use super::entry::{js_slice_prefix, js_trim};
+use super::history::{self, ChatHistory};
+use super::reader::{scan_lines, ReadError};
+use super::tree::{scan_tree, select_path};
+
+/// Lines longer than this many bytes are not parsed: a placeholder stands in.
+pub const MAX_PARSE_LINE_BYTES: usize = 256 * 1024;
+/// The default byte window of the recent-messages reader.
+pub const RECENT_MESSAGES_MAX_BYTES: u64 = 8 * 1024 * 1024;
+/// The byte window `chat.history` asks for (`max(2 × 6 MiB, 1 MiB)`).
+pub const CHAT_HISTORY_TAIL_BYTES: u64 = 12 * 1024 * 1024;
+const OVERSIZED_PLACEHOLDER: &str = "[chat.history omitted: message too large]";
+
+/// The last `max_lines` non-blank lines inside the last `max_bytes` bytes of `file`, as
+/// `readRecentTranscriptTailLines` returns them (the window's first line is dropped when
+/// the window does not start at offset 0; `\r\n` endings removed), reading backwards only
+/// as far as needed.
+pub fn read_tail_lines(file: &File, max_bytes: u64, max_lines: usize) -> io::Result<Vec<String>> {
+    let size = file.metadata()?.len();
+    let window = size.min(max_bytes.max(1024));
+    let read_start = size - window;
+    let mut out_rev: Vec<String> = Vec::new();
+    if max_lines == 0 || size == 0 {
+        return Ok(out_rev);
+    }
+    let mut pos = size;
+    let mut chunk = 64 * 1024u64;
+    let mut carry: Vec<u8> = Vec::new();
+    let mut trailing = true; // the segment after the last '\n' is not '\n'-terminated
+    let push = |seg: &[u8], terminated: bool, out: &mut Vec<String>| {
+        let seg = if terminated && seg.last() == Some(&b'\r') {
+            &seg[..seg.len() - 1]
+        } else {
+            seg
+        };
+        let s = String::from_utf8_lossy(seg);
+        if !js_trim(&s).is_empty() {
+            out.push(s.into_owned());
+        }
+    };
+    while pos > read_start {
+        let start = read_start.max(pos.saturating_sub(chunk));
+        let mut buf = vec![0u8; (pos - start) as usize];
+        file.read_exact_at(&mut buf, start)?;
+        buf.extend_from_slice(&carry);
+        let mut end = buf.len();
+        while let Some(i) = memchr::memrchr(b'\n', &buf[..end]) {
+            push(&buf[i + 1..end], !trailing, &mut out_rev);
+            trailing = false;
+            end = i;
+            if out_rev.len() >= max_lines {
+                out_rev.truncate(max_lines);
+                out_rev.reverse();
+                return Ok(out_rev);
+            }
+        }
+        carry = buf[..end].to_vec();
+        pos = start;
+        chunk = (chunk * 2).min(8 * 1024 * 1024);
+    }
+    if read_start == 0 {
+        push(&carry, !trailing, &mut out_rev);
+    }
+    out_rev.truncate(max_lines);
+    out_rev.reverse();
+    Ok(out_rev)
+}
+
+static FIELD_RES: LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, (Regex, Regex, Regex)>>,
+> = LazyLock::new(Default::default);
+
+fn field_res(field: &str) -> (Regex, Regex, Regex) {
+    let mut m = FIELD_RES.lock().unwrap_or_else(|p| p.into_inner());
+    m.entry(field.to_string())
+        .or_insert_with(|| {
+            let f = regex::escape(field);
+            let mk = |s: String| {
+                Regex::new(&s).unwrap_or_else(|_| Regex::new("$^").expect("trivial regex"))
+            };
+            (
+                mk(format!(r#""{f}"\s*:\s*"((?:\\.|[^"\\])*)""#)),
+                mk(format!(r#""{f}"\s*:\s*null"#)),
+                mk(format!(
+                    r#""{f}"\s*:\s*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"#
+                )),
+            )
+        })
+        .clone()
+}
+
+fn extract_string_field(prefix: &str, field: &str) -> Option<String> {
+    let (s, _, _) = field_res(field);
+    let c = s.captures(prefix)?;
+    let raw = c.get(1)?.as_str();
+    match serde_json::from_str::<Value>(&format!("\"{raw}\"")) {
+        Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
+        _ => None,
+    }
+}
+
+fn extract_nullable_string_field(prefix: &str, field: &str) -> Option<Value> {
+    let (_, n, _) = field_res(field);
+    if n.is_match(prefix) {
+        return Some(Value::Null);
+    }
+    extract_string_field(prefix, field).map(Value::String)
+}
+
+fn extract_number_field(prefix: &str, field: &str) -> Option<Value> {
+    let (_, _, num) = field_res(field);
+    let c = num.captures(prefix)?;
+    let f: f64 = c.get(1)?.as_str().parse().ok()?;
+    f.is_finite().then(|| json!(f))
+}
+
+/// `buildOversizedTranscriptRecord`: what the tail readers keep of a line over 256 KiB.
+pub fn oversized_record(line: &str, with_idempotency: bool) -> Value {
+    let prefix = js_slice_prefix(line, 64 * 1024);
+    let msg_at = Regex::new(r#""message"\s*:"#)
+        .ok()
+        .and_then(|r| r.find(&prefix))
+        .map(|m| m.start());
+    let record_prefix = match msg_at {
+        Some(i) => &prefix[..i],
+        None => &prefix[..],
+    };
+    let id = extract_string_field(&prefix, "id");
+    let parent = extract_nullable_string_field(&prefix, "parentId");
+    let ty = extract_string_field(&prefix, "type");
+    let ts = extract_string_field(record_prefix, "timestamp")
+        .map(Value::String)
+        .or_else(|| extract_number_field(record_prefix, "timestamp"));
+    let role = extract_string_field(&prefix, "role").unwrap_or_else(|| "assistant".into());
+    let idem = if with_idempotency {
+        extract_string_field(&prefix, "idempotencyKey").or_else(|| {
+            let mut start = line.len().saturating_sub(64 * 1024);
+            while !line.is_char_boundary(start) {
+                start += 1;
+            }
+            extract_idempotency_suffix(&line[start..])
+        })
+    } else {
+        None
+    };
+    let mut rec = Map::new();
+    if let Some(t) = ty {
+        rec.insert("type".into(), json!(t));
+    }
+    if let Some(i) = id {
+        rec.insert("id".into(), json!(i));
+    }
+    if let Some(p) = parent {
+        rec.insert("parentId".into(), p);
+    }
+    if let Some(t) = ts {
+        rec.insert("timestamp".into(), t);
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!(role));
+    if let Some(k) = idem {
+        message.insert("idempotencyKey".into(), json!(k));
+    }
+    message.insert(
+        "content".into(),
+        json!([{"type": "text", "text": OVERSIZED_PLACEHOLDER}]),
+    );
+    message.insert(
+        "__openclaw".into(),
+        json!({"truncated": true, "reason": "oversized"}),
+    );
+    rec.insert("message".into(), Value::Object(message));
+    Value::Object(rec)
+}
+
+fn extract_idempotency_suffix(source: &str) -> Option<String> {
+    let token = "\"idempotencyKey\"";
+    let mut search = 0;
+    while let Some(rel) = source[search..].find(token) {
+        let idx = search + rel;
+        search = idx + token.len();
+        let before = source[..idx].trim_end_matches(char::is_whitespace);
+        if !(before.is_empty() || before.ends_with('{') || before.ends_with(',')) {
+            continue;
+        }
+        let rest = &source[search..];
+        let r = Regex::new(r#"^\s*:\s*"((?:\\.|[^"\\])*)""#).ok()?;
+        if let Some(c) = r.captures(rest) {
+            return match serde_json::from_str::<Value>(&format!("\"{}\"", &c[1])) {
+                Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+/// `parseTailTranscriptRecord`: an object record, the oversized placeholder, or `None`.
+pub fn parse_tail_record(line: &str) -> Option<Value> {
+    if line.len() > MAX_PARSE_LINE_BYTES {
+        return Some(oversized_record(line, true));
+    }
+    match serde_json::from_str::<Value>(line) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        _ => None,
+    }
+}
+
+/// `selectBoundedActiveTailRecords`: the active branch inside a window of records (with
+/// the nearest earlier compaction prepended when the branch starts later), all records
+/// for a linear window, nothing when `fail_closed` and a leaf control is invalid.
+pub fn select_active_records(records: &[Value], fail_closed: bool) -> Vec<usize> {
+    let refs: Vec<&Value> = records.iter().collect();
+    let tree = scan_tree(&refs);
+    if fail_closed && tree.has_invalid_leaf_control {
+        return Vec::new();
+    }
+    if !tree.has_explicit_leaf_update {
+        return (0..records.len()).collect();
+    }
+    let active: Vec<usize> = select_path(&tree, &refs, tree.leaf_id.as_deref())
+        .into_iter()
+        .map(|p| tree.nodes[p].index)
+        .collect();
+    if let Some(&first) = active.first() {
+        if first > 0 {
+            if let Some(c) = (0..first)
+                .rev()
+                .find(|&i| records[i].get("type").and_then(Value::as_str) == Some("compaction"))
+            {
+                let mut out = vec![c];
+                out.extend(active);
+                return out;
+            }
+        }
+    }
+    active
+}
+
+/// The recent visible messages of a transcript (`readRecentSessionMessagesFromPath`):
+/// bounded tail read, active branch, messages numbered inside the window, last
+/// `max_messages` kept.
+pub fn recent_messages(
+    file: &File,
+    max_messages: usize,
+    max_lines: usize,
+    max_bytes: u64,
+    now_ms: i64,
+) -> io::Result<Vec<Value>> {
+    if max_messages == 0 || file.metadata()?.len() == 0 {
+        return Ok(Vec::new());
+    }
+    let lines = read_tail_lines(file, max_bytes, max_lines.max(max_messages))?;
+    let records: Vec<Value> = lines.iter().filter_map(|l| parse_tail_record(l)).collect();
+    let selected = select_active_records(&records, true);
+    let refs: Vec<&Value> = selected.iter().map(|&i| &records[i]).collect();
+    let msgs = history::records_to_messages(&refs, now_ms);
+    let skip = msgs.len().saturating_sub(max_messages);
+    Ok(msgs.into_iter().skip(skip).collect())
+}
+
+/// One visible record of the full index.
+#[derive(Debug, Clone)]
+pub struct IndexedEntry {
+    /// 1-based position among visible records of the view.
+    pub seq: u64,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Byte length of the line.
+    pub len: usize,
+}
+
+/// The gateway's transcript index (`readSessionTranscriptIndex`), kept light: tree fields
+/// only, lines re-read by offset when a page needs them.
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptIndex {
+    /// Visible records on the active path (or all, for a linear file).
+    pub entries: Vec<IndexedEntry>,
+    /// Visible records of the whole file.
+    pub all_entries: usize,
+    /// Whether an explicit parent link updated the leaf.
+    pub has_tree_entries: bool,
+    /// The leaf, when the file is a tree.
+    pub leaf_id: Option<String>,
+}
+
+fn light_record(v: &Value) -> Value {
+    let mut m = Map::new();
+    if let Some(o) = v.as_object() {
+        for k in [
+            "type",
+            "id",
+            "parentId",
+            "targetId",
+            "appendParentId",
+            "appendMode",
+        ] {
+            if let Some(x) = o.get(k) {
+                m.insert(k.into(), x.clone());
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+/// Builds the index of `path` by streaming the whole file once.
+pub fn build_index(path: &Path) -> Result<TranscriptIndex, ReadError> {
+    let f = super::reader::open(path)?;
+    let mut lights: Vec<Value> = Vec::new();
+    let mut visible: Vec<bool> = Vec::new();
+    let mut spans: Vec<(u64, usize)> = Vec::new();
+    scan_lines(f, |l| {
+        let bytes = l.bytes.strip_suffix(b"\r").unwrap_or(l.bytes);
+        let text = String::from_utf8_lossy(bytes);
+        if js_trim(&text).is_empty() {
+            return true;
+        }
+        let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
+            oversized_record(&text, false)
+        } else {
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => return true,
+            }
+        };
+        visible.push(history::is_visible_record(&rec));
+        lights.push(light_record(&rec));
+        spans.push((l.offset, bytes.len()));
+        true
+    })
+    .map_err(|e| ReadError::io(path, e))?;
+    let refs: Vec<&Value> = lights.iter().collect();
+    let tree = scan_tree(&refs);
+    let active: Vec<usize> = if tree.has_explicit_leaf_update {
+        // buildActiveTreeEntries: walk parents from the leaf (leaf controls included).
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cur = tree.leaf_id.clone();
+        let mut cycle = false;
+        while let Some(c) = cur.filter(|c| !c.is_empty()) {
+            if !seen.insert(c.clone()) {
+                cycle = true;
+                break;
+            }
+            let Some(&pos) = tree.by_id.get(&c) else {
+                break;
+            };
+            let node = &tree.nodes[pos];
+            out.push(node.index);
+            cur = node.parent_id.as_opt().map(String::from);
+        }
+        if cycle {
+            Vec::new()
+        } else {
+            out.reverse();
+            out
+        }
+    } else {
+        (0..lights.len()).collect()
+    };
+    let number = |rows: &mut dyn Iterator<Item = usize>| -> Vec<IndexedEntry> {
+        let mut seq = 0;
+        rows.filter(|&i| visible[i])
+            .map(|i| {
+                seq += 1;
+                IndexedEntry {
+                    seq,
+                    offset: spans[i].0,
+                    len: spans[i].1,
+                }
+            })
+            .collect()
+    };
+    let entries = number(&mut active.into_iter());
+    let all = visible.iter().filter(|v| **v).count();
+    Ok(TranscriptIndex {
+        entries,
+        all_entries: all,
+        has_tree_entries: tree.has_explicit_leaf_update,
+        leaf_id: if tree.has_explicit_leaf_update {
+            tree.leaf_id
+        } else {
+            None
+        },
+    })
+}
+
+/// Reads the message of one indexed entry back from the file.
+pub fn indexed_message(file: &File, e: &IndexedEntry, now_ms: i64) -> io::Result<Option<Value>> {
+    let mut buf = vec![0u8; e.len];
+    file.read_exact_at(&mut buf, e.offset)?;
+    let text = String::from_utf8_lossy(&buf);
+    let rec = if e.len > MAX_PARSE_LINE_BYTES {
+        oversized_record(&text, false)
+    } else {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => v,
+            Err(_) => return Ok(None),
+        }
+    };
+    Ok(history::record_to_message(&rec, e.seq, now_ms))
+}
+
+/// Parameters of a history page.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryQuery {
+    /// `limit` (default 200, at most 1000).
+    pub limit: Option<usize>,
+    /// `offset`: `None` for the first page without pagination fields.
+    pub offset: Option<u64>,
+    /// The entry's `sessionStartedAt`, if any.
+    pub session_started_at: Option<f64>,
+    /// The per-text cap of the display projection (default 8000).
+    pub max_chars: usize,
+    /// The clock.
+    pub now_ms: i64,
+}
+
+/// `chat.history` for a transcript file: the first page from the bounded tail read,
+/// offset pages from the full index.
+pub fn chat_history(path: &Path, q: &HistoryQuery) -> Result<ChatHistory, ReadError> {
+    let max = q.limit.unwrap_or(200).min(1000);
+    let raw_window = max.max(1) * 20 + 20;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ChatHistory::default()),
+        Err(e) => return Err(ReadError::io(path, e)),
+    };
+    let io_err = |e| ReadError::io(path, e);
+    let started = q.session_started_at;
+    let drop_overread = |msgs: Vec<Value>, overread: Option<Value>| -> Vec<Value> {
+        let msgs = history::drop_pre_session_start_announce_pairs(msgs, started);
+        match overread {
+            Some(o) => {
+                let mut msgs = msgs;
+                if let Some(i) = msgs.iter().position(|m| *m == o) {
+                    msgs.remove(i);
+                }
+                msgs
+            }
+            None => msgs,
+        }
+    };
+    let project_recent = |msgs: Vec<Value>| -> Vec<Value> {
+        let p = history::project_chat_display(msgs, q.max_chars);
+        let skip = p.len().saturating_sub(max);
+        p.into_iter().skip(if max > 0 { skip } else { 0 }).collect()
+    };
+    match q.offset {
+        None => {
+            let msgs = recent_messages(
+                &file,
+                raw_window + 1,
+                raw_window + 1,
+                CHAT_HISTORY_TAIL_BYTES,
+                q.now_ms,
+            )
+            .map_err(io_err)?;
+            let overread = (msgs.len() > raw_window).then(|| msgs[0].clone());
+            let local = drop_overread(msgs, overread);
+            let local = history::drop_pre_session_start_announce_pairs(local, started);
+            let projected = history::augment_canvas(project_recent(local));
+            Ok(ChatHistory {
+                messages: history::apply_chat_history_budget(projected, q.now_ms),
+                ..ChatHistory::default()
+            })
+        }
+        Some(0) => {
+            let total = build_index(path)?.entries.len() as u64;
+            let msgs = recent_messages(
+                &file,
+                raw_window + 1,
+                raw_window + 1,
+                CHAT_HISTORY_TAIL_BYTES,
+                q.now_ms,
+            )
+            .map_err(io_err)?;
+            let first_seq = 1.max((total + 1).saturating_sub(msgs.len() as u64));
+            let msgs: Vec<Value> = msgs
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let mut meta = Map::new();
+                    meta.insert("seq".into(), json!(first_seq + i as u64));
+                    history::attach_meta(m, meta)
+                })
+                .collect();
+            let raw_page = msgs.len() as u64;
+            let overread = (msgs.len() > raw_window).then(|| msgs[0].clone());
+            let local = drop_overread(msgs, overread);
+            let local = history::drop_pre_session_start_announce_pairs(local, started);
+            let projected = history::augment_canvas(project_recent(local));
+            let messages = history::apply_chat_history_budget(projected, q.now_ms);
+            Ok(page(messages, 0, total, raw_page))
+        }
+        Some(offset) => {
+            let index = build_index(path)?;
+            let total = index.entries.len() as u64;
+            let off = offset.min(total);
+            let end = (total - off) as usize;
+            let start = end.saturating_sub(max + 1);
+            let mut msgs = Vec::new();
+            for e in &index.entries[start..end] {
+                if let Some(m) = indexed_message(&file, e, q.now_ms).map_err(io_err)? {
+                    msgs.push(m);
+                }
+            }
+            let overread = (msgs.len() > max).then(|| msgs[0].clone());
+            let raw_page = (max as u64).min(total.saturating_sub(offset));
+            let local = drop_overread(msgs, overread);
+            let local = history::drop_pre_session_start_announce_pairs(local, started);
+            let projected = history::project_chat_display(local, q.max_chars);
+            let projected = history::augment_canvas(history::cap_offset_projected(projected, max));
+            let messages = history::apply_chat_history_budget(projected, q.now_ms);
+            Ok(page(messages, offset, total, raw_page))
+        }
+    }
+}
+
+fn page(messages: Vec<Value>, offset: u64, total: u64, raw_page: u64) -> ChatHistory {
+    let next = history::next_offset(&messages, total, offset, raw_page);
+    let has_more = next < total;
+    ChatHistory {
+        messages,
+        offset: Some(offset),
+        next_offset: has_more.then_some(next),
+        has_more: Some(has_more),
+        total_messages: Some(total),
+    }
+}
+
+/// What a [`Follower`] noticed about the file between polls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowEvent {
+    /// The file shrank: reading restarts at its beginning.
+    Truncated,
+    /// The path now names a different file (rotation or replacement).
+    Replaced,
+    /// The file disappeared; waiting for it to come back.
+    Missing,
+}
+
+/// Follows a transcript as rows are appended to it, surviving truncation and rotation.
+#[derive(Debug)]
+pub struct Follower {
+    path: std::path::PathBuf,
+    file: Option<File>,
+    ino: u64,
+    dev: u64,
+    offset: u64,
+    pending: Vec<u8>,
+    missing_reported: bool,
+}
+
+impl Follower {
+    /// Starts following at the current end of `path` (or at 0 when it does not exist yet).
+    pub fn at_end(path: &Path) -> Follower {
+        let mut f = Follower {
+            path: path.to_path_buf(),
+            file: None,
+            ino: 0,
+            dev: 0,
+            offset: 0,
+            pending: Vec::new(),
+            missing_reported: false,
+        };
+        if let Ok(file) = File::open(path) {
+            if let Ok(m) = file.metadata() {
+                f.ino = m.ino();
+                f.dev = m.dev();
+                f.offset = m.len();
+            }
+            f.file = Some(file);
+        }
+        f
+    }
+
+    /// Polls once: calls `on_row` for every complete new row (parsed objects only) and
+    /// `on_event` for truncation/rotation. Returns whether anything was read.
+    pub fn poll(
+        &mut self,
+        on_row: &mut dyn FnMut(Value),
+        on_event: &mut dyn FnMut(FollowEvent),
+    ) -> io::Result<bool> {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if !self.missing_reported && self.file.is_some() {
+                    self.missing_reported = true;
+                    on_event(FollowEvent::Missing);
+                }
+                self.file = None;
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
+        if self.file.is_none() || meta.ino() != self.ino || meta.dev() != self.dev {
+            if self.file.is_some() || self.missing_reported {
+                on_event(FollowEvent::Replaced);
+            }
+            self.file = Some(File::open(&self.path)?);
+            self.ino = meta.ino();
+            self.dev = meta.dev();
+            self.offset = 0;
+            self.pending.clear();
+            self.missing_reported = false;
+        }
+        let len = meta.len();
+        if len < self.offset {
+            on_event(FollowEvent::Truncated);
+            self.offset = 0;
+            self.pending.clear();
+        }
+        if len == self.offset {
+            return Ok(false);
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(false);
+        };
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        file.take(len - self.offset).read_to_end(&mut buf)?;
+        self.offset += buf.len() as u64;
+        self.pending.extend_from_slice(&buf);
+        let mut start = 0;
+        while let Some(i) = memchr::memchr(b'\n', &self.pending[start..]) {
+            let line = &self.pending[start..start + i];
+            let text = String::from_utf8_lossy(line);
+            if let Some(v) = parse_tail_record(text.trim_end_matches('\r')) {
+                on_row(v);
+            }
+            start += i + 1;
+        }
+        self.pending.drain(..start);
+        Ok(true)
+    }
+
+    /// The poll interval `tail --follow` uses.
+    pub fn interval() -> Duration {
+        Duration::from_millis(200)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn tail_lines_match_the_window_rules() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        let mut f = File::create(&p).unwrap();
+        for i in 0..2000 {
+            writeln!(f, "{{\"i\":{i}}}\r").unwrap();
+        }
+        writeln!(f, "   ").unwrap();
+        write!(f, "{{\"last\":true}}").unwrap();
+        drop(f);
+        let f = File::open(&p).unwrap();
+        let lines = read_tail_lines(&f, 8 << 20, 3).unwrap();
+        assert_eq!(lines, ["{\"i\":1998}", "{\"i\":1999}", "{\"last\":true}"]);
+        // A window that starts mid-file drops its first (partial) line.
+        let lines = read_tail_lines(&f, 1024, 10_000).unwrap();
+        assert!(lines.len() < 200);
+        assert!(lines[0].starts_with("{\"i\":"));
+        let all = read_tail_lines(&f, 8 << 20, 10_000).unwrap();
+        assert_eq!(all.len(), 2001);
+        assert_eq!(all[0], "{\"i\":0}");
+    }
+
+    #[test]
+    fn oversized_lines_become_placeholders() {
+        let big = format!(
+            "{{\"type\":\"message\",\"id\":\"x1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{}\",\"idempotencyKey\":\"k1\"}}}}",
+            "a".repeat(300_000)
+        );
+        let r = parse_tail_record(&big).unwrap();
+        assert_eq!(r["id"], "x1");
+        assert_eq!(r["parentId"], Value::Null);
+        assert_eq!(r["message"]["role"], "user");
+        assert_eq!(r["message"]["idempotencyKey"], "k1");
+        assert_eq!(r["message"]["__openclaw"]["reason"], "oversized");
+    }
+}
