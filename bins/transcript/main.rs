@@ -1,28 +1,1226 @@
-//! `claw-transcript`: not implemented yet; prints its usage.
+//! `claw-transcript`: read, check, repair, migrate and append OpenClaw session transcripts
+//! (`<sessionId>.jsonl`) offline, exactly as the gateway reads and writes them.
 
 #[path = "../common/mod.rs"]
 mod common;
 
-use clap::Parser;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
-/// OpenClaw transcript tool (not yet available in this build: see the project issues).
+use clap::{Args, Parser, Subcommand};
+use clawstate::context::StateContext;
+use clawstate::exit;
+use clawstate::jsjson;
+use clawstate::transcript::{
+    self, append, check, history, locks, migrate, reader, repair, session, stats, tail, tree,
+};
+use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
+use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use serde_json::{json, Map, Value};
+
+const PROG: &str = "claw-transcript";
+
+/// Read, check, repair and append OpenClaw session transcripts offline.
 ///
-/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input,
-/// 73 cannot write, 75 busy.
+/// SESSION is a session key (resolved through the store, like `main` or
+/// `agent:work:telegram:group:1`), a sessionId, or a path to a .jsonl file.
+///
+/// Reads are tolerant like the gateway's (torn and invalid lines are skipped and
+/// reported). Writes (repair, migrate, append, lock break) take the transcript write lock
+/// exactly as the gateway does, are atomic and fsync'd, and refuse while the state
+/// directory's gateway is running (pass --store to write offline anyway). Every mutating
+/// command has --dry-run.
+///
+/// Lock caveat: a running gateway treats a lock held by a live process that does not look
+/// like OpenClaw as stale (`non-openclaw-owner`) and reclaims it at once; claw-transcript
+/// holds locks only briefly, but this is why writes refuse while a gateway is live.
+///
+/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (check
+/// found errors, unusable transcript or message), 73 cannot write, 75 busy (the write lock
+/// stayed held — the gateway's `session file locked (timeout …)` message — or a live
+/// gateway owns the state directory).
 #[derive(Debug, Parser)]
 #[command(name = "claw-transcript", version, about, long_about)]
 struct Cli {
     #[command(flatten)]
-    global: common::GlobalArgs,
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+struct DryRun {
+    /// Show what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the rows in file order (one JSON object per line), or only the active branch.
+    Cat {
+        /// Session key, sessionId or path.
+        session: String,
+        /// Only the entries of the active branch, root to leaf, with logical parents.
+        #[arg(long)]
+        branch: bool,
+    },
+    /// The sessions_history result: display projection, 4000-char texts, 80 KiB cap.
+    History {
+        /// Session key, sessionId or path.
+        session: String,
+        /// At most N messages (default 200, at most 1000).
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Page back from the newest message (adds pagination fields).
+        #[arg(long, value_name = "N")]
+        offset: Option<u64>,
+        /// Keep tool results.
+        #[arg(long)]
+        include_tools: bool,
+    },
+    /// The last N visible messages; --follow prints new ones as they are appended.
+    Tail {
+        /// Session key, sessionId or path.
+        session: String,
+        /// How many messages.
+        #[arg(short = 'n', long = "lines", default_value_t = 10, value_name = "N")]
+        n: usize,
+        /// Keep printing messages appended later (survives truncation and rotation).
+        #[arg(short, long)]
+        follow: bool,
+        /// Raw transcript messages (no display projection).
+        #[arg(long)]
+        raw: bool,
+    },
+    /// An ASCII tree of the entries: labels shown, the current leaf marked with `*`.
+    Tree {
+        /// Session key, sessionId or path.
+        session: String,
+    },
+    /// The messages the model would receive (after compaction), as JSON.
+    Context {
+        /// Session key, sessionId or path.
+        session: String,
+        /// The agent messages before the LLM conversion.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Rows by type and role, bytes, estimated and recorded tokens, branches.
+    Stats {
+        /// Session key, sessionId or path.
+        session: String,
+    },
+    /// Validate transcripts; one finding per line; exit 65 when any error is found.
+    Check {
+        /// Session keys, sessionIds or paths.
+        sessions: Vec<String>,
+        /// Every transcript of the agent(s), cross-checked with the store and lock files.
+        #[arg(long)]
+        all: bool,
+    },
+    /// The gateway's repair pass (and header recovery), atomically under the write lock.
+    Repair {
+        /// Session key, sessionId or path.
+        session: String,
+        /// Only remove a torn (cut-off) last line.
+        #[arg(long)]
+        trim_torn_tail: bool,
+        #[command(flatten)]
+        dry: DryRun,
+    },
+    /// Rewrite a version 1 or 2 transcript as version 3.
+    Migrate {
+        /// Session key, sessionId or path.
+        session: String,
+        #[command(flatten)]
+        dry: DryRun,
+    },
+    /// Append a message as the gateway appender does (a message JSON object on stdin, or
+    /// --role and --text).
+    Append {
+        /// Session key, sessionId or path.
+        session: String,
+        /// The role of a message given with --text.
+        #[arg(long, requires = "text")]
+        role: Option<String>,
+        /// The text of the message.
+        #[arg(long)]
+        text: Option<String>,
+        /// Append even when a row with the same idempotencyKey exists.
+        #[arg(long)]
+        no_dedupe: bool,
+        #[command(flatten)]
+        dry: DryRun,
+    },
+    /// Transcript write locks: status and break.
+    Lock {
+        #[command(subcommand)]
+        action: LockAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum LockAction {
+    /// The doctor's view of a transcript's lock (or of every lock with --all).
+    Status {
+        /// Session key, sessionId or path.
+        session: Option<String>,
+        /// Every *.jsonl.lock of the agent(s).
+        #[arg(long)]
+        all: bool,
+    },
+    /// Remove a lock the doctor would remove (stale and not only too-old); --force for any.
+    Break {
+        /// Session key, sessionId or path.
+        session: String,
+        /// Remove it even when its holder looks alive and legitimate.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        dry: DryRun,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     if common::maybe_print_man::<Cli>() {
         return std::process::ExitCode::SUCCESS;
     }
-    let _cli = Cli::parse();
-    use clap::CommandFactory;
-    let _ = Cli::command().print_help();
-    eprintln!("claw-transcript: no commands are available in this build yet");
-    std::process::ExitCode::from(2)
+    let cli = Cli::parse();
+    run_main(PROG, || run(cli))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let ctx = cli.global.context(PROG)?;
+    let mode = cli.global.output();
+    match cli.command {
+        Command::Cat { session, branch } => cat(&ctx, mode, &session, branch),
+        Command::History {
+            session,
+            limit,
+            offset,
+            include_tools,
+        } => history_cmd(&ctx, mode, &session, limit, offset, include_tools),
+        Command::Tail {
+            session,
+            n,
+            follow,
+            raw,
+        } => tail_cmd(&ctx, mode, &session, n, follow, raw),
+        Command::Tree { session } => tree_cmd(&ctx, mode, &session),
+        Command::Context { session, raw } => context_cmd(&ctx, &session, raw),
+        Command::Stats { session } => stats_cmd(&ctx, mode, &session),
+        Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
+        Command::Repair {
+            session,
+            trim_torn_tail,
+            dry,
+        } => repair_cmd(&ctx, mode, &session, trim_torn_tail, dry.dry_run),
+        Command::Migrate { session, dry } => migrate_cmd(&ctx, mode, &session, dry.dry_run),
+        Command::Append {
+            session,
+            role,
+            text,
+            no_dedupe,
+            dry,
+        } => append_cmd(&ctx, mode, &session, role, text, !no_dedupe, dry.dry_run),
+        Command::Lock { action } => lock_cmd(&ctx, mode, action),
+    }
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+fn print_json(v: &Value) -> Result<(), Failure> {
+    let mut s = jsjson::to_string_pretty(v);
+    s.push('\n');
+    out(&s)
+}
+
+fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+    match mode {
+        OutputMode::Json => print_json(v),
+        OutputMode::Ndjson => {
+            let mut s = jsjson::to_string_compact(v);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Text => out(&text()),
+    }
+}
+
+fn resolve(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
+    session::resolve(ctx, arg).or_fail()
+}
+
+fn read(path: &Path) -> Result<reader::Transcript, Failure> {
+    let t = reader::read_file(path).or_fail()?;
+    for s in &t.skipped {
+        warn(
+            PROG,
+            &format!(
+                "{}:{}: skipped {} ({})",
+                path.display(),
+                s.line,
+                if s.torn_tail {
+                    "a torn last line"
+                } else {
+                    "a line that is not JSON"
+                },
+                s.error
+            ),
+        );
+    }
+    Ok(t)
+}
+
+fn index_of(t: &reader::Transcript) -> tree::SessionIndex {
+    migrate::open_index(t.values()).0
+}
+
+fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
+    WriteLockSettings::resolve(&ctx.config.root, |k| ctx.env.var(k).map(String::from))
+}
+
+fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
+    if dry_run {
+        return Ok(());
+    }
+    if let Some(w) = clawstate::session_ops::check_live_gateway(ctx).or_fail()? {
+        warn(PROG, &w);
+    }
+    Ok(())
+}
+
+fn text_of(m: &Value) -> String {
+    match m.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                Some("thinking") => format!(
+                    "[thinking] {}",
+                    b.get("thinking").and_then(Value::as_str).unwrap_or("")
+                ),
+                Some("toolCall") | Some("toolUse") | Some("functionCall") => format!(
+                    "[tool call {}] {}",
+                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    b.get("arguments")
+                        .map(jsjson::to_string_compact)
+                        .unwrap_or_default()
+                ),
+                Some("image") => "[image]".to_string(),
+                Some(t) => format!("[{t}]"),
+                None => String::new(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => m
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+fn message_line(m: &Value) -> String {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+    let ts = m
+        .get("timestamp")
+        .and_then(Value::as_i64)
+        .map(|t| format!("{} ", clawstate::clock::iso_ms(t)))
+        .unwrap_or_default();
+    let label = m
+        .get("senderLabel")
+        .and_then(Value::as_str)
+        .map(|l| format!(" ({l})"))
+        .unwrap_or_default();
+    let text = text_of(m).replace('\n', "\n    ");
+    format!("{ts}{role}{label}: {text}\n")
+}
+
+// ---- commands -----------------------------------------------------------------------------
+
+fn cat(ctx: &StateContext, mode: OutputMode, arg: &str, branch: bool) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    let t = read(&s.path)?;
+    let rows: Vec<Value> = if branch {
+        index_of(&t).branch(None)
+    } else {
+        t.values()
+    };
+    match mode {
+        OutputMode::Json => print_json(&Value::Array(rows)),
+        _ => {
+            let mut buf = String::new();
+            for r in &rows {
+                buf.push_str(&jsjson::to_string_compact(r));
+                buf.push('\n');
+            }
+            out(&buf)
+        }
+    }
+}
+
+fn history_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    arg: &str,
+    limit: Option<usize>,
+    offset: Option<u64>,
+    include_tools: bool,
+) -> Result<(), Failure> {
+    if limit == Some(0) {
+        return Err(Failure::new(
+            exit::USAGE,
+            "--limit must be a positive integer",
+        ));
+    }
+    let s = resolve(ctx, arg)?;
+    let q = tail::HistoryQuery {
+        limit,
+        offset,
+        session_started_at: s
+            .entry
+            .as_ref()
+            .and_then(|e| e.get("sessionStartedAt"))
+            .and_then(Value::as_f64),
+        max_chars: history::CHAT_HISTORY_TEXT_MAX_CHARS,
+        now_ms: ctx.now_ms,
+    };
+    let page = tail::chat_history(&s.path, &q).or_fail()?;
+    let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
+    match mode {
+        OutputMode::Json => print_json(&result),
+        OutputMode::Ndjson => {
+            let mut buf = String::new();
+            for m in result["messages"].as_array().into_iter().flatten() {
+                buf.push_str(&jsjson::to_string_compact(m));
+                buf.push('\n');
+            }
+            out(&buf)
+        }
+        OutputMode::Text => {
+            let mut buf = String::new();
+            for m in result["messages"].as_array().into_iter().flatten() {
+                buf.push_str(&message_line(m));
+            }
+            if result["truncated"] == json!(true) {
+                buf.push_str("(truncated)\n");
+            }
+            out(&buf)
+        }
+    }
+}
+
+fn print_messages(mode: OutputMode, msgs: &[Value]) -> Result<(), Failure> {
+    let mut buf = String::new();
+    for m in msgs {
+        match mode {
+            OutputMode::Text => buf.push_str(&message_line(m)),
+            _ => {
+                buf.push_str(&jsjson::to_string_compact(m));
+                buf.push('\n');
+            }
+        }
+    }
+    out(&buf)
+}
+
+fn tail_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    arg: &str,
+    n: usize,
+    follow: bool,
+    raw: bool,
+) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    let mode = if mode == OutputMode::Json {
+        OutputMode::Ndjson
+    } else {
+        mode
+    };
+    if let Ok(file) = std::fs::File::open(&s.path) {
+        let window = n.max(1) * 20 + 20;
+        let msgs = tail::recent_messages(
+            &file,
+            window,
+            window,
+            tail::RECENT_MESSAGES_MAX_BYTES,
+            ctx.now_ms,
+        )
+        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
+        let msgs = if raw {
+            msgs
+        } else {
+            history::project_chat_display(msgs, history::CHAT_HISTORY_TEXT_MAX_CHARS)
+        };
+        let skip = msgs.len().saturating_sub(n);
+        print_messages(mode, &msgs[skip..])?;
+    } else if !follow {
+        return Err(Failure::new(
+            exit::NOT_FOUND,
+            format!("{}: no such transcript", s.path.display()),
+        ));
+    }
+    if !follow {
+        return Ok(());
+    }
+    let mut f = tail::Follower::at_end(&s.path);
+    loop {
+        let mut rows = Vec::new();
+        f.poll(&mut |r| rows.push(r), &mut |ev| {
+            let what = match ev {
+                tail::FollowEvent::Truncated => "file truncated; reading from its start",
+                tail::FollowEvent::Replaced => "file replaced; following the new file",
+                tail::FollowEvent::Missing => "file removed; waiting for it to come back",
+            };
+            warn(PROG, &format!("{}: {what}", s.path.display()));
+        })
+        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
+        if !rows.is_empty() {
+            let msgs: Vec<Value> = rows
+                .iter()
+                .filter_map(|r| history::record_to_message(r, 0, ctx.now_ms))
+                .collect();
+            let msgs = if raw {
+                msgs
+            } else {
+                history::project_chat_display(msgs, history::CHAT_HISTORY_TEXT_MAX_CHARS)
+            };
+            print_messages(mode, &msgs)?;
+        }
+        std::thread::sleep(tail::Follower::interval());
+    }
+}
+
+fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    let t = read(&s.path)?;
+    let ix = index_of(&t);
+    let roots = ix.tree();
+    fn to_json(ix: &tree::SessionIndex, n: &tree::TreeNode) -> Value {
+        let e = &ix.rows[n.row];
+        json!({
+            "id": n.id,
+            "type": e.get("type"),
+            "role": e.get("message").and_then(|m| m.get("role")),
+            "label": n.label,
+            "leaf": ix.leaf_id.as_deref() == Some(n.id.as_str()),
+            "children": n.children.iter().map(|c| to_json(ix, c)).collect::<Vec<_>>(),
+        })
+    }
+    fn summary(e: &Value) -> String {
+        let ty = e.get("type").and_then(Value::as_str).unwrap_or("?");
+        let detail = match ty {
+            "message" => {
+                let m = &e["message"];
+                let text: String = text_of(m).chars().take(60).collect();
+                format!(
+                    "{}: {}",
+                    m.get("role").and_then(Value::as_str).unwrap_or("?"),
+                    text.replace('\n', " ")
+                )
+            }
+            "compaction" => "compaction".into(),
+            "label" => format!(
+                "label {}",
+                e.get("label")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(cleared)")
+            ),
+            "model_change" => format!(
+                "model {}/{}",
+                e.get("provider").and_then(Value::as_str).unwrap_or("?"),
+                e.get("modelId").and_then(Value::as_str).unwrap_or("?")
+            ),
+            "thinking_level_change" => format!(
+                "thinking {}",
+                e.get("thinkingLevel")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            ),
+            "custom" | "custom_message" => format!(
+                "{ty} {}",
+                e.get("customType").and_then(Value::as_str).unwrap_or("?")
+            ),
+            other => other.to_string(),
+        };
+        detail
+    }
+    fn draw(
+        ix: &tree::SessionIndex,
+        n: &tree::TreeNode,
+        prefix: &str,
+        last: bool,
+        root: bool,
+        out: &mut String,
+    ) {
+        let connector = if root {
+            ""
+        } else if last {
+            "└─ "
+        } else {
+            "├─ "
+        };
+        let mark = if ix.leaf_id.as_deref() == Some(n.id.as_str()) {
+            "* "
+        } else {
+            ""
+        };
+        let label = n
+            .label
+            .as_ref()
+            .map(|l| {
+                format!(
+                    " [{}]",
+                    l.as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| jsjson::to_string_compact(l))
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{prefix}{connector}{mark}{} {}{label}\n",
+            n.id,
+            summary(&ix.rows[n.row])
+        ));
+        let child_prefix = if root {
+            prefix.to_string()
+        } else if last {
+            format!("{prefix}   ")
+        } else {
+            format!("{prefix}│  ")
+        };
+        // Long linear chains stay flat: only forks indent.
+        if n.children.len() == 1 {
+            let c = &n.children[0];
+            draw(ix, c, &child_prefix, true, true, out);
+            return;
+        }
+        for (i, c) in n.children.iter().enumerate() {
+            draw(ix, c, &child_prefix, i + 1 == n.children.len(), false, out);
+        }
+    }
+    match mode {
+        OutputMode::Text => {
+            let mut buf = String::new();
+            for r in &roots {
+                draw(&ix, r, "", true, true, &mut buf);
+            }
+            out(&buf)
+        }
+        _ => print_doc(
+            mode,
+            &json!({"leafId": ix.leaf_id, "roots": roots.iter().map(|r| to_json(&ix, r)).collect::<Vec<_>>()}),
+            String::new,
+        ),
+    }
+}
+
+fn context_cmd(ctx: &StateContext, arg: &str, raw: bool) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    let t = read(&s.path)?;
+    let ix = index_of(&t);
+    let c = transcript::build_context(&ix.branch(None)).or_fail()?;
+    let messages = if raw {
+        c.messages.clone()
+    } else {
+        transcript::convert_to_llm(&c.messages)
+    };
+    let est = transcript::estimate_context_tokens(&c.messages);
+    print_json(&json!({
+        "messages": messages,
+        "thinkingLevel": c.thinking_level,
+        "model": c.model,
+        "leafId": ix.leaf_id,
+        "estimatedTokens": est.tokens,
+    }))
+}
+
+fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    let t = read(&s.path)?;
+    let ix = index_of(&t);
+    let mut doc = stats::stats(&t, &ix);
+    if let Some(o) = doc.as_object_mut() {
+        let mut m = Map::new();
+        m.insert("path".into(), json!(s.path.to_string_lossy()));
+        m.extend(std::mem::take(o));
+        *o = m;
+    }
+    print_doc(mode, &doc, || {
+        let mut buf = String::new();
+        for (k, v) in doc.as_object().into_iter().flatten() {
+            buf.push_str(&format!("{k:<20} {}\n", jsjson::to_string_compact(v)));
+        }
+        buf
+    })
+}
+
+fn check_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    sessions: &[String],
+    all: bool,
+) -> Result<(), Failure> {
+    if sessions.is_empty() && !all {
+        return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
+    }
+    let mut findings: Vec<check::Finding> = Vec::new();
+    let mut files = 0usize;
+    for arg in sessions {
+        let s = resolve(ctx, arg)?;
+        findings.extend(check::check_file(&s.path).or_fail()?.findings);
+        files += 1;
+    }
+    if all {
+        let settings = lock_settings(ctx);
+        for target in ctx.targets().or_fail()? {
+            let store =
+                clawstate::store::SessionStore::load(&target.store_path, Default::default())
+                    .or_fail()?;
+            let resolver = clawstate::session_ops::resolver_for(ctx, &target);
+            let dir = resolver.sessions_dir().to_path_buf();
+            let mut referenced: Vec<PathBuf> = Vec::new();
+            let finding = |path: &Path, severity, code, message: String| check::Finding {
+                path: path.to_path_buf(),
+                line: None,
+                severity,
+                code,
+                message,
+            };
+            for (key, entry) in store.entries() {
+                let id = entry.get("sessionId").and_then(Value::as_str);
+                let file = entry.get("sessionFile").and_then(Value::as_str);
+                match resolver.resolve(id, file) {
+                    Ok(p) => {
+                        if p.is_file() {
+                            referenced.push(std::fs::canonicalize(&p).unwrap_or(p));
+                        } else if id.is_some() {
+                            findings.push(finding(
+                                &target.store_path,
+                                check::Severity::Warning,
+                                "entry-without-transcript",
+                                format!("entry {key:?}: transcript {} does not exist", p.display()),
+                            ));
+                        }
+                    }
+                    Err(e) => findings.push(finding(
+                        &target.store_path,
+                        check::Severity::Error,
+                        "entry-transcript-path",
+                        format!("entry {key:?}: {e}"),
+                    )),
+                }
+            }
+            referenced.sort();
+            referenced.dedup();
+            let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                        .filter(|e| {
+                            clawstate::artifact::is_primary_transcript(
+                                &e.file_name().to_string_lossy(),
+                            )
+                        })
+                        .map(|e| e.path())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            for p in names {
+                let real = std::fs::canonicalize(&p).unwrap_or(p.clone());
+                if !referenced.contains(&real) {
+                    findings.push(finding(
+                        &p,
+                        check::Severity::Info,
+                        "transcript-without-entry",
+                        "no store entry refers to this transcript".into(),
+                    ));
+                }
+            }
+            for p in &referenced {
+                findings.extend(check::check_file(p).or_fail()?.findings);
+                files += 1;
+            }
+            for lock in locks::lock_files_in(&dir).or_fail_io(&dir)? {
+                let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
+                if i.is_stale() {
+                    findings.push(finding(
+                        &lock,
+                        check::Severity::Warning,
+                        "stale-lock",
+                        format!(
+                            "stale ({}), {}",
+                            i.reasons_string(),
+                            if i.removable {
+                                "removable with `lock break`"
+                            } else {
+                                "kept: its holder looks alive"
+                            }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == check::Severity::Error)
+        .count();
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == check::Severity::Warning)
+        .count();
+    match mode {
+        OutputMode::Json => print_json(&json!({
+            "files": files,
+            "errors": errors,
+            "warnings": warnings,
+            "findings": findings.iter().map(check::Finding::to_json).collect::<Vec<_>>(),
+        }))?,
+        OutputMode::Ndjson => {
+            let mut buf = String::new();
+            for f in &findings {
+                buf.push_str(&jsjson::to_string_compact(&f.to_json()));
+                buf.push('\n');
+            }
+            out(&buf)?;
+        }
+        OutputMode::Text => {
+            let mut buf = String::new();
+            for f in &findings {
+                buf.push_str(&f.to_line());
+                buf.push('\n');
+            }
+            out(&buf)?;
+            eprintln!(
+                "{PROG}: {files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"
+            );
+        }
+    }
+    if errors > 0 {
+        return Err(Failure::new(
+            exit::DATA_ERR,
+            format!("{errors} error-level finding(s)"),
+        ));
+    }
+    Ok(())
+}
+
+trait OrFailIo<T> {
+    fn or_fail_io(self, path: &Path) -> Result<T, Failure>;
+}
+
+impl<T> OrFailIo<T> for std::io::Result<T> {
+    fn or_fail_io(self, path: &Path) -> Result<T, Failure> {
+        self.map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", path.display())))
+    }
+}
+
+fn write_io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| Failure::new(exit::CANT_CREATE, format!("{}: {e}", path.display()))
+}
+
+fn repair_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    arg: &str,
+    trim: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    live_gateway_rule(ctx, dry_run)?;
+    let path = &s.path;
+    let _lock = if dry_run {
+        None
+    } else {
+        Some(
+            WriteLock::acquire(
+                path,
+                &lock_settings(ctx),
+                AcquireOptions {
+                    allow_reentrant: false,
+                },
+            )
+            .or_fail()?,
+        )
+    };
+    let content = std::fs::read(path)
+        .map_err(|e| Failure::from_error(PROG, &reader::ReadError::io(path, e)))?;
+    let mut doc = Map::new();
+    doc.insert("path".into(), json!(path.to_string_lossy()));
+    doc.insert("dryRun".into(), json!(dry_run));
+    if trim {
+        let keep = repair::torn_tail_keep_len(&content);
+        doc.insert("tornTail".into(), json!(keep.is_some()));
+        if let Some(k) = keep {
+            doc.insert("removedBytes".into(), json!(content.len() - k));
+            if !dry_run {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(write_io(path))?;
+                f.set_len(k as u64).map_err(write_io(path))?;
+                f.sync_all().map_err(write_io(path))?;
+            }
+        }
+        doc.insert("changed".into(), json!(keep.is_some()));
+        return print_doc(mode, &Value::Object(doc.clone()), || match keep {
+            Some(k) => format!(
+                "{} {} bytes of a torn last line from {}\n",
+                if dry_run { "would remove" } else { "removed" },
+                content.len() - k,
+                path.display()
+            ),
+            None => format!("{}: no torn last line\n", path.display()),
+        });
+    }
+    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
+    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
+    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
+    let base = recovery
+        .as_ref()
+        .map(|r| r.bytes.clone())
+        .unwrap_or_else(|| content.clone());
+    let outcome = repair::repair_content(&base, ctx.now_ms, &mut uuid_v4);
+    let new_bytes = outcome
+        .bytes
+        .clone()
+        .or_else(|| recovery.as_ref().map(|r| r.bytes.clone()));
+    let mut corrupt_copy: Option<PathBuf> = None;
+    if let Some(r) = &recovery {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(&r.backup_suffix);
+        corrupt_copy = Some(PathBuf::from(name));
+    }
+    if !dry_run {
+        if let (Some(copy), Some(_)) = (&corrupt_copy, &recovery) {
+            let created = clawstate::atomic_file::create_new_file(copy, &content, 0o600)
+                .map_err(write_io(copy))?;
+            if !created {
+                return Err(Failure::new(
+                    exit::CANT_CREATE,
+                    format!("{}: already exists", copy.display()),
+                ));
+            }
+        }
+        if let Some(b) = &new_bytes {
+            clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
+        }
+    }
+    let r = &outcome.report;
+    doc.insert("changed".into(), json!(new_bytes.is_some()));
+    doc.insert("headerRecovered".into(), json!(recovery.is_some()));
+    doc.insert(
+        "corruptCopy".into(),
+        json!(corrupt_copy.as_ref().map(|p| p.to_string_lossy())),
+    );
+    doc.insert("droppedLines".into(), json!(r.dropped_lines));
+    doc.insert("droppedLineNumbers".into(), json!(r.dropped_line_numbers));
+    doc.insert(
+        "rewrittenAssistantMessages".into(),
+        json!(r.rewritten_assistant_messages),
+    );
+    doc.insert(
+        "rewrittenUserMessages".into(),
+        json!(r.rewritten_user_messages),
+    );
+    doc.insert(
+        "removedCorruptedImageBlocks".into(),
+        json!(r.removed_corrupted_image_blocks),
+    );
+    doc.insert("insertedToolResults".into(), json!(r.inserted_tool_results));
+    doc.insert("skippedReason".into(), json!(r.skipped_reason));
+    let summary = r.summary();
+    print_doc(mode, &Value::Object(doc), || {
+        let verb = if dry_run { "would repair" } else { "repaired" };
+        let mut t = String::new();
+        if let Some(c) = &corrupt_copy {
+            t.push_str(&format!(
+                "{} header of {} (copy kept as {})\n",
+                if dry_run {
+                    "would recover the"
+                } else {
+                    "recovered the"
+                },
+                path.display(),
+                c.display()
+            ));
+        }
+        if r.changed() {
+            t.push_str(&format!("{verb} {}: {summary}\n", path.display()));
+        } else if recovery.is_none() {
+            t.push_str(&format!(
+                "{}: no changes{}\n",
+                path.display(),
+                r.skipped_reason
+                    .as_ref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
+            ));
+        }
+        t
+    })
+}
+
+fn uuid_v4() -> String {
+    repair::new_uuid()
+}
+
+fn migrate_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    arg: &str,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let s = resolve(ctx, arg)?;
+    live_gateway_rule(ctx, dry_run)?;
+    let path = &s.path;
+    let _lock = if dry_run {
+        None
+    } else {
+        Some(
+            WriteLock::acquire(
+                path,
+                &lock_settings(ctx),
+                AcquireOptions {
+                    allow_reentrant: false,
+                },
+            )
+            .or_fail()?,
+        )
+    };
+    let t = reader::read_file(path).or_fail()?;
+    if !t.skipped.is_empty() {
+        return Err(Failure::new(
+            exit::DATA_ERR,
+            format!(
+                "{}:{}: {} line(s) are not JSON and a rewrite would drop them; run `repair` first",
+                path.display(),
+                t.skipped[0].line,
+                t.skipped.len()
+            ),
+        ));
+    }
+    let mut rows = t.values();
+    let report = migrate::migrate_rows(&mut rows, &mut |taken| migrate::generate_short_id(taken));
+    if report.migrated && !dry_run {
+        let ix = tree::SessionIndex::build(rows);
+        let bytes = migrate::serialize_like_session_manager(&ix, ctx.now_ms);
+        clawstate::atomic_file::replace_file(path, &bytes, 0o600).or_fail()?;
+    }
+    let doc = json!({
+        "path": path.to_string_lossy(),
+        "dryRun": dry_run,
+        "fromVersion": report.from_version,
+        "migrated": report.migrated,
+        "idsAdded": report.ids_added,
+        "compactionsRelinked": report.compactions_relinked,
+        "hookMessagesRenamed": report.hook_messages_renamed,
+    });
+    print_doc(mode, &doc, || {
+        if report.migrated {
+            format!(
+                "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)\n",
+                if dry_run { "would migrate" } else { "migrated" },
+                path.display(),
+                report.from_version,
+                report.ids_added,
+                report.compactions_relinked,
+                report.hook_messages_renamed
+            )
+        } else {
+            format!(
+                "{}: already version {}\n",
+                path.display(),
+                report.from_version
+            )
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn append_cmd(
+    ctx: &StateContext,
+    mode: OutputMode,
+    arg: &str,
+    role: Option<String>,
+    text: Option<String>,
+    dedupe: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let message = match (role, text) {
+        (r, Some(t)) => {
+            let role = r.unwrap_or_else(|| "user".to_string());
+            let mut m = Map::new();
+            m.insert("role".into(), json!(role));
+            m.insert("content".into(), json!([{"type": "text", "text": t}]));
+            if role == "assistant" {
+                m.insert("provider".into(), json!("openclaw"));
+                m.insert("model".into(), json!("gateway-injected"));
+            }
+            m.insert("timestamp".into(), json!(ctx.now_ms));
+            Value::Object(m)
+        }
+        (_, None) => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
+            serde_json::from_str::<Value>(&s).map_err(|e| {
+                Failure::new(
+                    exit::DATA_ERR,
+                    format!(
+                        "<stdin>:{}:{}: invalid message JSON: {e}",
+                        e.line(),
+                        e.column()
+                    ),
+                )
+            })?
+        }
+    };
+    let s = resolve(ctx, arg)?;
+    live_gateway_rule(ctx, dry_run)?;
+    let req = append::AppendRequest {
+        path: &s.path,
+        message,
+        session_id: s.session_id.clone(),
+        cwd: ctx.env.cwd().to_string_lossy().into_owned(),
+        now_ms: ctx.now_ms,
+        dedupe,
+        lock: lock_settings(ctx),
+        dry_run,
+    };
+    let o = append::append_message(&req).or_fail()?;
+    let doc = json!({
+        "path": s.path.to_string_lossy(),
+        "dryRun": dry_run,
+        "messageId": o.message_id,
+        "appended": o.appended,
+        "headerCreated": o.header_created,
+        "upgradedLinear": o.upgraded_linear,
+        "newlineRepaired": o.newline_repaired,
+        "entry": o.entry,
+    });
+    print_doc(mode, &doc, || {
+        if o.appended {
+            format!(
+                "{} {} to {}\n",
+                if dry_run { "would append" } else { "appended" },
+                o.message_id,
+                s.path.display()
+            )
+        } else {
+            format!("already present: {} (same idempotencyKey)\n", o.message_id)
+        }
+    })
+}
+
+fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<(), Failure> {
+    let settings = lock_settings(ctx);
+    match action {
+        LockAction::Status { session, all } => {
+            let mut paths: Vec<PathBuf> = Vec::new();
+            if let Some(arg) = &session {
+                let s = resolve(ctx, arg)?;
+                paths.push(locks::lock_path_for(&s.path));
+            }
+            if all {
+                for t in ctx.targets().or_fail()? {
+                    let dir = clawstate::session_ops::resolver_for(ctx, &t)
+                        .real_dir()
+                        .to_path_buf();
+                    paths.extend(locks::lock_files_in(&dir).or_fail_io(&dir)?);
+                }
+            }
+            if session.is_none() && !all {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    "lock status: give SESSION or --all",
+                ));
+            }
+            let mut rows = Vec::new();
+            let mut text = String::new();
+            for p in &paths {
+                if !p.exists() {
+                    text.push_str(&format!("{}: not locked\n", p.display()));
+                    continue;
+                }
+                let i = write_lock::inspect_lock(p, &settings, ctx.now_ms).or_fail()?;
+                text.push_str(&locks::lock_line(&i));
+                text.push('\n');
+                rows.push(locks::lock_json(&i));
+            }
+            match mode {
+                OutputMode::Json => print_json(&json!({"locks": rows})),
+                OutputMode::Ndjson => {
+                    let mut buf = String::new();
+                    for r in &rows {
+                        buf.push_str(&jsjson::to_string_compact(r));
+                        buf.push('\n');
+                    }
+                    out(&buf)
+                }
+                OutputMode::Text => out(&text),
+            }
+        }
+        LockAction::Break {
+            session,
+            force,
+            dry,
+        } => {
+            let s = resolve(ctx, &session)?;
+            let lock = locks::lock_path_for(&s.path);
+            if !lock.exists() {
+                return Err(Failure::new(
+                    exit::NOT_FOUND,
+                    format!("{}: not locked", lock.display()),
+                ));
+            }
+            let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
+            if !i.removable && !force {
+                let why = if i.is_stale() {
+                    format!("stale ({}) but its holder looks alive", i.reasons_string())
+                } else {
+                    "held by a live process".to_string()
+                };
+                return Err(Failure::new(
+                    exit::TEMP_FAIL,
+                    format!(
+                        "{}: {why}; not removed (use --force to remove it anyway)",
+                        lock.display()
+                    ),
+                ));
+            }
+            if !i.removable {
+                live_gateway_rule(ctx, dry.dry_run)?;
+            }
+            let removed = if dry.dry_run {
+                false
+            } else {
+                write_lock::remove_if_unchanged(&lock, &i).or_fail()?
+            };
+            let doc = json!({"lockPath": lock.to_string_lossy(), "dryRun": dry.dry_run, "removed": removed, "lock": locks::lock_json(&i)});
+            print_doc(mode, &doc, || {
+                if dry.dry_run {
+                    format!("would remove {}\n", lock.display())
+                } else if removed {
+                    format!("removed {}\n", lock.display())
+                } else {
+                    format!(
+                        "{}: changed or vanished meanwhile; left alone\n",
+                        lock.display()
+                    )
+                }
+            })
+        }
+    }
 }

@@ -689,3 +689,8 @@ mod tests {
         assert_eq!(torn_tail_keep_len(b"{}\n"), None);
     }
 }
+
+/// A random UUID v4, as `randomUUID()` draws them (for `repair-<uuid>` ids and headers).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
