@@ -151,23 +151,29 @@ pub fn list_sessions(
     let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
     for (si, scan) in scans.iter().enumerate() {
         for ei in 0..scan.len() {
-            let Some(entry) = scan.entry(ei) else {
-                continue;
+            let updated = if opts.kinds.is_empty() {
+                let Some(u) = scan.peek_updated_at(ei) else {
+                    continue;
+                };
+                u
+            } else {
+                let Some(entry) = scan.entry(ei) else {
+                    continue;
+                };
+                if !opts
+                    .kinds
+                    .iter()
+                    .any(|k| k == list_kind(scan.key(ei), &entry, &key_ctx))
+                {
+                    continue;
+                }
+                entry.get("updatedAt").and_then(Value::as_f64)
             };
-            let updated = entry.get("updatedAt").and_then(Value::as_f64);
             if let Some(min) = opts.active_minutes {
                 match updated {
                     Some(u) if (ctx.now_ms as f64 - u) <= (min as f64) * 60000.0 => {}
                     _ => continue,
                 }
-            }
-            if !opts.kinds.is_empty()
-                && !opts
-                    .kinds
-                    .iter()
-                    .any(|k| k == list_kind(scan.key(ei), &entry, &key_ctx))
-            {
-                continue;
             }
             candidates.push((updated.unwrap_or(0.0), si, ei));
         }

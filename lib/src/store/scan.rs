@@ -132,6 +132,30 @@ impl StoreScan {
         &self.entries[i].0
     }
 
+    /// Whether entry `i` survives the gateway's load and its effective `updatedAt`
+    /// (`Some(None)` when absent), read without building the entry: `None` when dropped.
+    pub fn peek_updated_at(&self, i: usize) -> Option<Option<f64>> {
+        let raw = &self.text[self.entries[i].1.clone()];
+        match serde_json::from_str::<Peek>(raw) {
+            Ok(p) => {
+                if let Some(id) = &p.session_id {
+                    let Value::String(id) = id else { return None };
+                    if !super::normalize::is_safe_session_id(id) {
+                        return None;
+                    }
+                }
+                Some(p.updated_at.map(|u| match u.as_f64() {
+                    Some(n) if n.is_finite() && n >= 0.0 => n,
+                    _ => 0.0,
+                }))
+            }
+            // Not an object, duplicate fields, …: take the exact path.
+            Err(_) => self
+                .entry(i)
+                .map(|e| e.get("updatedAt").and_then(Value::as_f64)),
+        }
+    }
+
     /// Entry `i` parsed and normalised as the gateway loads it; `None` when the gateway
     /// would drop it (not an object, invalid sessionId).
     pub fn entry(&self, i: usize) -> Option<Map<String, Value>> {
@@ -148,6 +172,20 @@ impl StoreScan {
     }
 }
 
+/// The two fields that decide whether a listed entry survives and where it sorts.
+#[derive(serde::Deserialize)]
+struct Peek {
+    #[serde(rename = "sessionId", default, deserialize_with = "present")]
+    session_id: Option<Value>,
+    #[serde(rename = "updatedAt", default, deserialize_with = "present")]
+    updated_at: Option<Value>,
+}
+
+/// A present field, `null` included (absent stays `None` through `default`).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    <Value as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +199,8 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert_eq!(s.key(0), "42");
         assert!(s.entry(0).is_none());
+        assert_eq!(s.peek_updated_at(0), None);
+        assert_eq!(s.peek_updated_at(1), Some(Some(2.0)));
         assert_eq!(s.key(1), "b");
         assert_eq!(s.entry(1).unwrap()["updatedAt"], 2);
         assert_eq!(s.warnings().len(), 1);
