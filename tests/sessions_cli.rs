@@ -214,7 +214,7 @@ fn invalid_patches_are_refused_with_65_and_nothing_written() {
     let f = basic();
     let before = f.store_text();
     f.cmd()
-        .args(["patch", "main", "--set", "sendPolicy=inherit"])
+        .args(["patch", "main", "--set", "sendPolicy=sometimes"])
         .assert()
         .code(65);
     f.cmd()
@@ -502,6 +502,17 @@ fn resolve_and_policy() {
         .success();
     let out = f.cmd().args(["policy", "main", "--json"]).output().unwrap();
     assert_eq!(json_of(&out.stdout)["decision"], "allow");
+    assert_eq!(
+        json_of(&out.stdout)["decidedBy"],
+        "entry sendPolicy override"
+    );
+    f.cmd()
+        .args(["patch", "main", "--set", "sendPolicy=inherit"])
+        .assert()
+        .success();
+    assert!(f.store()["agent:main:main"].get("sendPolicy").is_none());
+    let out = f.cmd().args(["policy", "main", "--json"]).output().unwrap();
+    assert_eq!(json_of(&out.stdout)["decision"], "deny");
 }
 
 #[test]
@@ -547,5 +558,24 @@ fn bom_is_skipped_with_a_warning() {
         .stderr(predicate::str::contains("byte-order mark"));
 }
 
-#[allow(dead_code)]
-fn unused(_: &Path) {}
+#[test]
+fn the_quick_start_demo_lists_both_agents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+    let out = claw("claw-sessions", tmp.path())
+        .arg("--state-dir")
+        .arg(&demo)
+        .args(["--all-agents", "--json", "--now", "2026-11-29T12:00:00Z"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["count"], 8);
+    assert_eq!(v["stores"].as_array().unwrap().len(), 2);
+    assert_eq!(v["sessions"][0]["key"], "agent:main:main");
+    assert_eq!(v["sessions"][0]["ageMs"], 120000);
+}

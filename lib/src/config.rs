@@ -123,15 +123,10 @@ impl Config {
         self.root.get("session").unwrap_or(&Value::Null)
     }
 
-    /// `session.mainKey` (default `main`).
+    /// The main session key segment: always `main`. The gateway ignores `session.mainKey`
+    /// at runtime (it warns "session.mainKey is ignored; main session is always \"main\"").
     pub fn main_key(&self) -> String {
-        self.session()
-            .get("mainKey")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_lowercase)
-            .unwrap_or_else(|| "main".to_string())
+        "main".to_string()
     }
 
     /// Whether `session.scope` is `global`.

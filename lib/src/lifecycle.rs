@@ -154,6 +154,19 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
+/// Rewrites patch shorthands: `sendPolicy: "inherit"` (as `/send inherit` says it) means
+/// removing the override.
+pub fn expand_patch_shorthands(patch: &mut Value) {
+    if let Some(sp) = patch.get_mut("sendPolicy") {
+        if sp
+            .as_str()
+            .is_some_and(|s| s.trim().eq_ignore_ascii_case("inherit"))
+        {
+            *sp = Value::Null;
+        }
+    }
+}
+
 /// Checks that a patched entry survives the gateway's load normalisation unchanged,
 /// so a patch never writes something the gateway would drop or silently rewrite.
 pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleError> {

@@ -234,7 +234,9 @@ pub fn patch(
     let key = matched.store_key;
     let before = store.entry(&key).cloned().unwrap_or_default();
     let mut value = Value::Object(before.clone());
-    lifecycle::merge_patch(&mut value, merge);
+    let mut merge = merge.clone();
+    lifecycle::expand_patch_shorthands(&mut merge);
+    lifecycle::merge_patch(&mut value, &merge);
     crate::jsjson::apply_js_key_order(&mut value);
     lifecycle::validate_patched_entry(&key, &value)?;
     let after = value.as_object().cloned().unwrap_or_default();
