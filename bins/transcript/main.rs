@@ -78,6 +78,9 @@ enum Command {
         /// Keep tool results.
         #[arg(long)]
         include_tools: bool,
+        /// Print the gateway's `chat.history` page instead of the tool result.
+        #[arg(long, hide = true)]
+        page: bool,
     },
     /// The last N visible messages; --follow prints new ones as they are appended.
     Tail {
@@ -200,7 +203,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             limit,
             offset,
             include_tools,
-        } => history_cmd(&ctx, mode, &session, limit, offset, include_tools),
+            page,
+        } => history_cmd(&ctx, mode, &session, limit, offset, include_tools, page),
         Command::Tail {
             session,
             n,
@@ -373,6 +377,7 @@ fn history_cmd(
     limit: Option<usize>,
     offset: Option<u64>,
     include_tools: bool,
+    raw_page: bool,
 ) -> Result<(), Failure> {
     if limit == Some(0) {
         return Err(Failure::new(
@@ -393,6 +398,23 @@ fn history_cmd(
         now_ms: ctx.now_ms,
     };
     let page = tail::chat_history(&s.path, &q).or_fail()?;
+    if raw_page {
+        let mut doc = Map::new();
+        doc.insert("messages".into(), Value::Array(page.messages.clone()));
+        if let Some(o) = page.offset {
+            doc.insert("offset".into(), json!(o));
+        }
+        if let Some(n) = page.next_offset {
+            doc.insert("nextOffset".into(), json!(n));
+        }
+        if let Some(h) = page.has_more {
+            doc.insert("hasMore".into(), json!(h));
+        }
+        if let Some(t) = page.total_messages {
+            doc.insert("totalMessages".into(), json!(t));
+        }
+        return print_json(&Value::Object(doc));
+    }
     let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
     match mode {
         OutputMode::Json => print_json(&result),
