@@ -1,28 +1,384 @@
-//! `claw-watch`: not implemented yet; prints its usage.
+//! `claw-watch`: watcher cursors and the one-notice-not-many protocol of the shared state
+//! database — register, list, read and drain pending notices, sweep, reset, follow.
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/signals_cli.rs"]
+mod signals_cli;
 
-use clap::Parser;
+use std::time::{Duration, Instant};
 
-/// OpenClaw watch tool (not yet available in this build: see the project issues).
+use clap::{Parser, Subcommand};
+use clawstate::context::StateContext;
+use clawstate::duration::{parse_duration_ms, DurationUnit};
+use clawstate::exit;
+use clawstate::signals::cursors::{self, CursorFilter};
+use clawstate::signals::follow::{self, FollowOptions};
+use clawstate::signals::notices;
+use clawstate::signals::retention::{self, PruneLimits};
+use clawstate::signals::{presence, Access, Cursor, Notice};
+use common::{out, run_main, Failure, GlobalArgs, OrFail, OutputMode};
+use serde_json::{json, Value};
+use signals_cli::{
+    iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key, table, DbArgs,
+};
+
+const PROG: &str = "claw-watch";
+
+/// Watcher cursors and stale-state notices of an OpenClaw state database.
 ///
-/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input,
-/// 73 cannot write, 75 busy.
+/// A watcher session holds a cursor on a target session; when a notifying event (a human
+/// message, a goal change, an upstream loss) lands on the target, the watcher gets one
+/// notice — not one per change — until it acknowledges it. Offline, a pending notice is a
+/// cursor whose notified watermark is ahead of its last-seen one: `pending` prints them
+/// byte-identical to the gateway's queue lines, `drain` prints and acknowledges them in one
+/// transaction, and `follow` streams them as other processes record events.
+///
+/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (a refused
+/// registration: self-watch or a watcher key that is not agent-qualified; a database that is
+/// not a state database or has a newer schema), 73 cannot write, 75 busy (the write lock was
+/// held past the 5 s timeout, or an external supervisor owns the database).
 #[derive(Debug, Parser)]
 #[command(name = "claw-watch", version, about, long_about)]
 struct Cli {
     #[command(flatten)]
-    global: common::GlobalArgs,
+    global: GlobalArgs,
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Register WATCHER on TARGET as sessions_send watch:true does: seeded at the target's
+    /// current version (prior history never notifies); an ambient cursor becomes explicit.
+    Add {
+        /// The watcher's session key (agent-qualified; `global` is refused).
+        watcher: String,
+        /// The watched session key.
+        target: String,
+        /// The agent whose head of TARGET seeds the cursor (default: the target key's).
+        #[arg(long, value_name = "A")]
+        target_agent: Option<String>,
+        /// Register the gateway's ambient group watch instead (a main session on one of its
+        /// group sessions: queue-only notices; an existing cursor is left unchanged).
+        #[arg(long)]
+        ambient: bool,
+    },
+    /// List cursors with their watermarks, state and provenance (NDJSON unless on a terminal).
+    List {
+        /// Only this watcher.
+        #[arg(long, value_name = "W")]
+        watcher: Option<String>,
+        /// Only this target.
+        #[arg(long, value_name = "T")]
+        target: Option<String>,
+        /// Only cursors with a pending notice.
+        #[arg(long)]
+        pending: bool,
+    },
+    /// Print the pending notices (one line per pending watcher/target pair), changing nothing.
+    Pending {
+        /// Only this watcher's notices.
+        watcher: Option<String>,
+    },
+    /// Print WATCHER's pending notices and acknowledge them (last seen := notified; one
+    /// follow-up opened where changes interleaved), in one transaction.
+    Drain {
+        /// The watcher session key.
+        watcher: String,
+    },
+    /// Do to the cursors what a gateway start does: re-open the notices of cursors behind
+    /// their material watermark (for watchers whose session exists), then prune.
+    Sweep {
+        /// Treat every watcher session as existing (skip the session-store check).
+        #[arg(long)]
+        all_watchers: bool,
+        /// Show what would be re-opened; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Forget WATCHER's cursors, as a reset of the watcher session does (its targets'
+    /// history and cursors watching it are kept).
+    Reset {
+        /// The watcher session key.
+        watcher: String,
+        /// Count what would be deleted; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stream notices as any process records events, until interrupted (reacts within
+    /// 100 ms; sleeps on file-change notifications, no busy polling).
+    Follow {
+        /// Only these watchers (default: all).
+        watchers: Vec<String>,
+        /// Acknowledge each notice as it is printed, so follow-ups stream too.
+        #[arg(long)]
+        drain: bool,
+        /// Only notices that become pending after the start.
+        #[arg(long)]
+        new_only: bool,
+        /// Stop after this long (e.g. 30s, 5m).
+        #[arg(long = "for", value_name = "DURATION")]
+        for_duration: Option<String>,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     if common::maybe_print_man::<Cli>() {
         return std::process::ExitCode::SUCCESS;
     }
-    let _cli = Cli::parse();
-    use clap::CommandFactory;
-    let _ = Cli::command().print_help();
-    eprintln!("claw-watch: no commands are available in this build yet");
-    std::process::ExitCode::from(2)
+    let cli = Cli::parse();
+    run_main(PROG, || run(cli))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let ctx = cli.global.context(PROG)?;
+    let mode = cli.global.output();
+    let db = &cli.db;
+    match cli.command {
+        Command::Add {
+            watcher,
+            target,
+            target_agent,
+            ambient,
+        } => {
+            let watcher = resolve_key(&ctx, &watcher)?;
+            let target = resolve_key(&ctx, &target)?;
+            let agent = match target_agent {
+                Some(a) => clawstate::session_key::normalize_agent_id(&a),
+                None => presence::agent_of(&ctx, &target),
+            };
+            // Refuse before touching (or creating) the database.
+            cursors::check_registration(&watcher, &target).or_fail()?;
+            let mut sdb = db.open(&ctx, Access::Write)?;
+            let with_path = sdb.has_watcher_store_path();
+            let r = if ambient {
+                cursors::register_ambient(&mut sdb, &watcher, &target, &agent, ctx.now_ms)
+            } else {
+                cursors::register(&mut sdb, &watcher, &target, &agent, ctx.now_ms)
+            }
+            .or_fail()?;
+            let doc = json!({
+                "registered": true,
+                "created": r.created,
+                "promoted": r.promoted,
+                "cursor": r.cursor.to_json(with_path),
+            });
+            print_doc(mode, &doc, || {
+                if r.created {
+                    format!(
+                        "{watcher} now watches {target} from version {} ({})\n",
+                        r.cursor.last_seen_sequence, r.cursor.provenance
+                    )
+                } else if r.promoted {
+                    format!(
+                        "{watcher} already watched {target}; the ambient watch is now explicit\n"
+                    )
+                } else {
+                    format!("{watcher} already watches {target} (unchanged)\n")
+                }
+            })
+        }
+        Command::List {
+            watcher,
+            target,
+            pending,
+        } => {
+            let filter = CursorFilter {
+                watcher: watcher.map(|w| resolve_key(&ctx, &w)).transpose()?,
+                target: target.map(|t| resolve_key(&ctx, &t)).transpose()?,
+                pending_only: pending,
+            };
+            let mut sdb = db.open(&ctx, Access::Read)?;
+            let with_path = sdb.has_watcher_store_path();
+            let rows = cursors::list(&mut sdb, &filter).or_fail()?;
+            let json_rows: Vec<Value> = rows.iter().map(|c| c.to_json(with_path)).collect();
+            print_list(list_mode(mode), &json_rows, || cursor_table(&rows))
+        }
+        Command::Pending { watcher } => {
+            let watchers: Vec<String> = watcher
+                .map(|w| resolve_key(&ctx, &w))
+                .transpose()?
+                .into_iter()
+                .collect();
+            let mut sdb = db.open(&ctx, Access::Read)?;
+            let list = notices::pending(&mut sdb, &watchers).or_fail()?;
+            print_notices(mode, &list)
+        }
+        Command::Drain { watcher } => {
+            let watcher = resolve_key(&ctx, &watcher)?;
+            if !db.path(&ctx).exists() {
+                return print_notices(mode, &[]);
+            }
+            let mut sdb = db.open(&ctx, Access::Write)?;
+            let d = notices::drain(&mut sdb, &watcher, &[], ctx.now_ms).or_fail()?;
+            if mode == OutputMode::Json {
+                let acked: Vec<Value> = d.acknowledged.iter().map(Notice::to_json).collect();
+                let follow: Vec<Value> = d.followups.iter().map(Notice::to_json).collect();
+                return print_pretty(&json!({"acknowledged": acked, "followups": follow}));
+            }
+            print_notices(mode, &d.acknowledged)
+        }
+        Command::Sweep {
+            all_watchers,
+            dry_run,
+        } => sweep(&ctx, db, mode, all_watchers, dry_run),
+        Command::Reset { watcher, dry_run } => {
+            let watcher = resolve_key(&ctx, &watcher)?;
+            let path = db.path(&ctx);
+            let n = if dry_run || !path.exists() {
+                let mut sdb = db.open(&ctx, Access::Read)?;
+                cursors::count_for_watcher(&mut sdb, &watcher).or_fail()?
+            } else {
+                let mut sdb = db.open(&ctx, Access::Write)?;
+                cursors::reset(&mut sdb, &watcher).or_fail()?
+            };
+            print_doc(
+                mode,
+                &json!({"watcher": watcher, "cursorsDeleted": n, "dryRun": dry_run}),
+                || {
+                    format!(
+                        "{} {n} cursors of {watcher}\n",
+                        if dry_run { "would delete" } else { "deleted" }
+                    )
+                },
+            )
+        }
+        Command::Follow {
+            watchers,
+            drain,
+            new_only,
+            for_duration,
+        } => {
+            let watchers = watchers
+                .iter()
+                .map(|w| resolve_key(&ctx, w))
+                .collect::<Result<Vec<_>, _>>()?;
+            let until = match for_duration {
+                Some(d) => Some(
+                    Instant::now()
+                        + Duration::from_millis(
+                            parse_duration_ms(&d, DurationUnit::Seconds).map_err(|e| {
+                                Failure::new(exit::USAGE, format!("--for: {}", e.message))
+                            })?,
+                        ),
+                ),
+                None => None,
+            };
+            let opts = FollowOptions {
+                watchers,
+                drain,
+                until,
+                include_existing: !new_only,
+            };
+            let path = db.path(&ctx);
+            let fixed = ctx.fixed_clock.then_some(ctx.now_ms);
+            let now = move || fixed.unwrap_or_else(clawstate::clock::system_now_ms);
+            let json = mode != OutputMode::Text;
+            let result = follow::follow(&path, &opts, now, |n| {
+                let line = if json {
+                    let mut s = clawstate::jsjson::to_string_compact(&n.to_json());
+                    s.push('\n');
+                    s
+                } else {
+                    format!("{}\n", n.text())
+                };
+                out(&line).map_err(|f| f.message)
+            });
+            match result {
+                Ok(()) => Ok(()),
+                // A closed pipe ends the stream quietly.
+                Err(follow::FollowError::Output(m)) if m.is_empty() => Ok(()),
+                Err(e) => Err(e).or_fail(),
+            }
+        }
+    }
+}
+
+fn print_notices(mode: OutputMode, list: &[Notice]) -> Result<(), Failure> {
+    let rows: Vec<Value> = list.iter().map(Notice::to_json).collect();
+    match mode {
+        OutputMode::Json => print_pretty(&Value::Array(rows)),
+        OutputMode::Ndjson => {
+            for r in &rows {
+                print_line(r)?;
+            }
+            Ok(())
+        }
+        OutputMode::Text => {
+            let mut s = String::new();
+            for n in list {
+                s.push_str(&n.text());
+                s.push('\n');
+            }
+            out(&s)
+        }
+    }
+}
+
+fn cursor_table(rows: &[Cursor]) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|c| {
+            vec![
+                c.watcher_session_key.clone(),
+                c.target_session_key.clone(),
+                c.last_seen_sequence.to_string(),
+                c.notified_sequence.to_string(),
+                c.material_sequence.to_string(),
+                c.state().as_str().to_string(),
+                c.provenance.clone(),
+                iso(c.updated_at),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "WATCHER",
+            "TARGET",
+            "SEEN",
+            "NOTIFIED",
+            "MATERIAL",
+            "STATE",
+            "PROVENANCE",
+            "UPDATED",
+        ],
+        &cells,
+    )
+}
+
+fn sweep(
+    ctx: &StateContext,
+    db: &DbArgs,
+    mode: OutputMode,
+    all_watchers: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let path = db.path(ctx);
+    let exists = |watcher: &str| {
+        all_watchers || presence::session_exists(ctx, watcher, &presence::agent_of(ctx, watcher))
+    };
+    if dry_run || !path.exists() {
+        let mut sdb = db.open(ctx, Access::Read)?;
+        let list: Vec<Notice> = notices::sweep_candidates(&mut sdb)
+            .or_fail()?
+            .into_iter()
+            .filter(|c| exists(&c.watcher_session_key))
+            .map(|c| Notice {
+                watcher_session_key: c.watcher_session_key.clone(),
+                target_session_key: c.target_session_key.clone(),
+                last_seen_sequence: c.last_seen_sequence,
+                queue_only: c.is_ambient(),
+            })
+            .collect();
+        return print_notices(mode, &list);
+    }
+    let mut sdb = db.open(ctx, Access::Write)?;
+    let list = notices::sweep(&mut sdb, ctx.now_ms, exists).or_fail()?;
+    let limits = PruneLimits::default();
+    retention::prune(&mut sdb, ctx.now_ms, &limits, false).or_fail()?;
+    retention::mark_pruned(&path, &limits, ctx.now_ms);
+    print_notices(mode, &list)
 }

@@ -1,0 +1,904 @@
+//! The shared state database `<stateDir>/state/openclaw.sqlite`: opened exactly as the
+//! gateway opens it (signals spec §1.2), created in the canonical schema-15 form when it is
+//! missing, gated on the schema version, and written only in `BEGIN IMMEDIATE` transactions.
+//!
+//! Reads of a missing database see an empty in-memory copy of the signal tables, so a
+//! read never creates a file.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+
+use crate::exit::{self, ExitCode};
+
+/// The busy timeout every connection uses (`OPENCLAW_SQLITE_BUSY_TIMEOUT_MS`).
+pub const BUSY_TIMEOUT_MS: u64 = 5000;
+/// The state schema version clawstate creates (openclaw@2026.8.1).
+pub const SCHEMA_VERSION: i64 = 15;
+/// The oldest state schema clawstate writes to (the first with the signal tables as shipped).
+pub const OLDEST_WRITABLE_SCHEMA: i64 = 15;
+/// The newest state schema clawstate writes to (openclaw@2026.9.6 adds `watcher_store_path`).
+pub const NEWEST_WRITABLE_SCHEMA: i64 = 18;
+/// The `schema_meta.app_version` stamped on a created database: the build whose schema it
+/// reproduces exactly, so the gateway takes its fast path and accepts the file as is.
+pub const SCHEMA_APP_VERSION: &str = "2026.8.1";
+/// The canonical schema-15 DDL of openclaw@2026.8.1, as observed (see the file's header).
+pub const CANONICAL_SCHEMA_SQL: &str = include_str!("schema-v15.sql");
+/// `PRAGMA journal_size_limit` (64 MiB).
+pub const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+/// `PRAGMA wal_autocheckpoint` (pages).
+pub const WAL_AUTOCHECKPOINT: i64 = 1000;
+
+/// The three tables of the signal log (signals spec §1.4).
+pub const SIGNAL_TABLES: [&str; 3] = [
+    "session_state_events",
+    "session_state_heads",
+    "session_watch_cursors",
+];
+
+/// The signal tables alone (§1.4), used for the empty in-memory view of a missing database.
+const SIGNAL_TABLES_SQL: &str = "
+CREATE TABLE session_state_events (
+  sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+  dedupe_key TEXT UNIQUE,
+  session_key TEXT NOT NULL,
+  session_id TEXT,
+  agent_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  actor_type TEXT NOT NULL,
+  actor_id TEXT,
+  run_id TEXT,
+  occurred_at INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  payload_json TEXT
+) STRICT;
+CREATE TABLE session_state_heads (
+  session_key TEXT NOT NULL,
+  agent_id TEXT NOT NULL,
+  last_sequence INTEGER NOT NULL,
+  pruned_max_sequence INTEGER NOT NULL DEFAULT 0,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (session_key, agent_id)
+) STRICT;
+CREATE TABLE session_watch_cursors (
+  watcher_session_key TEXT NOT NULL,
+  target_session_key TEXT NOT NULL,
+  last_seen_sequence INTEGER NOT NULL DEFAULT 0,
+  notified_sequence INTEGER NOT NULL DEFAULT 0,
+  material_sequence INTEGER NOT NULL DEFAULT 0,
+  provenance TEXT NOT NULL DEFAULT 'explicit' CHECK (provenance IN ('explicit', 'ambient-group')),
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (watcher_session_key, target_session_key)
+) STRICT;
+";
+
+/// Why the state database could not be opened, created or written.
+#[derive(Debug, Error)]
+pub enum DbError {
+    /// Another connection held the write lock past the busy timeout.
+    #[error(
+        "{path}: the state database is busy (its write lock was held for more than 5 s); try again"
+    )]
+    Busy {
+        /// The database.
+        path: PathBuf,
+    },
+    /// The schema is newer than clawstate knows; writing could corrupt it.
+    #[error("{path}: state schema version {version} is newer than this clawstate writes (15 to 18); refusing to write")]
+    NewerSchema {
+        /// The database.
+        path: PathBuf,
+        /// Its `user_version`.
+        version: i64,
+    },
+    /// The schema predates the one clawstate writes; the gateway must migrate it first.
+    #[error("{path}: state schema version {version} is older than 15; start the OpenClaw gateway once (or run `openclaw doctor --fix`) to migrate it, then retry")]
+    OlderSchema {
+        /// The database.
+        path: PathBuf,
+        /// Its `user_version`.
+        version: i64,
+    },
+    /// A signal table is missing.
+    #[error("{path}: not an OpenClaw state database with a signal log (no {table} table)")]
+    NotStateDb {
+        /// The database.
+        path: PathBuf,
+        /// The missing table.
+        table: String,
+    },
+    /// An external supervisor owns the database (`gateway.supervision`).
+    #[error("{path}: the state database is externally supervised by {manager}; write through that supervisor (or set OPENCLAW_SUPERVISOR_MODE=external)")]
+    ExternallySupervised {
+        /// The database.
+        path: PathBuf,
+        /// The manager id recorded in the database.
+        manager: String,
+    },
+    /// The database lives on SSHFS, where SQLite cannot coordinate writers.
+    #[error("{path}: the state database is on SSHFS, which cannot safely coordinate SQLite writes; refusing to open it for writing")]
+    UnsupportedFilesystem {
+        /// The database.
+        path: PathBuf,
+    },
+    /// A file or directory could not be created.
+    #[error("{path}: cannot create: {source}")]
+    Create {
+        /// What could not be created.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// SQLite reported an error.
+    #[error("{path}: {source}")]
+    Sqlite {
+        /// The database.
+        path: PathBuf,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+}
+
+impl DbError {
+    /// Wraps a SQLite error for `path`, recognising "busy" and "locked".
+    pub fn sqlite(path: &Path, source: rusqlite::Error) -> Self {
+        if is_busy(&source) {
+            DbError::Busy {
+                path: path.to_path_buf(),
+            }
+        } else {
+            DbError::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+impl ExitCode for DbError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            DbError::Busy { .. } | DbError::ExternallySupervised { .. } => exit::TEMP_FAIL,
+            DbError::NewerSchema { .. } | DbError::OlderSchema { .. } => exit::DATA_ERR,
+            DbError::NotStateDb { .. } => exit::DATA_ERR,
+            DbError::UnsupportedFilesystem { .. } | DbError::Create { .. } => exit::CANT_CREATE,
+            DbError::Sqlite { source, .. } => match source.sqlite_error_code() {
+                Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => exit::DATA_ERR,
+                Some(ErrorCode::ReadOnly) | Some(ErrorCode::CannotOpen) => exit::CANT_CREATE,
+                Some(ErrorCode::PermissionDenied) | Some(ErrorCode::DiskFull) => exit::CANT_CREATE,
+                _ => exit::FAILURE,
+            },
+        }
+    }
+}
+
+/// Whether a SQLite error means another connection holds a lock.
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+    )
+}
+
+/// How a connection journals, decided from the filesystem as the gateway decides (§1.2 step 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalPolicy {
+    /// A local filesystem: write-ahead log.
+    Wal,
+    /// A network or cross-VM filesystem (NFS, SMB/CIFS, 9p, virtiofs): rollback journal.
+    Rollback,
+    /// SSHFS: refused.
+    Unsupported,
+}
+
+/// The journal policy for a database path (statfs magic, then `/proc/self/mountinfo`).
+pub fn journal_policy(db_path: &Path) -> JournalPolicy {
+    let mut dir = db_path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) => dir = p.to_path_buf(),
+            None => return JournalPolicy::Wal,
+        }
+    }
+    let canonical = std::fs::canonicalize(&dir).unwrap_or(dir.clone());
+    if let Some(magic) = statfs_magic(&canonical) {
+        const NFS: i64 = 0x6969;
+        const SMB: i64 = 0x517B;
+        const CIFS: i64 = 0xFF53_4D42;
+        const SMB2: i64 = 0xFE53_4D42;
+        const V9FS: i64 = 0x0102_1997;
+        if [NFS, SMB, CIFS, SMB2, V9FS].contains(&magic) {
+            return JournalPolicy::Rollback;
+        }
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return JournalPolicy::Wal;
+    };
+    let mut policies = Vec::new();
+    for target in [&dir, &canonical] {
+        let mut best: Option<(usize, &str, Option<&str>)> = None;
+        for line in info.lines() {
+            let Some((left, right)) = line.split_once(" - ") else {
+                continue;
+            };
+            let Some(mount_point) = left.split(' ').nth(4) else {
+                continue;
+            };
+            let mount_point = decode_mountinfo(mount_point);
+            let mut suffix = right.split(' ');
+            let Some(fs_type) = suffix.next() else {
+                continue;
+            };
+            let source = suffix.next();
+            let mp = Path::new(&mount_point);
+            if (target.starts_with(mp) || mount_point == "/")
+                && best.is_none_or(|(len, _, _)| mount_point.len() > len)
+            {
+                best = Some((mount_point.len(), fs_type, source));
+            }
+        }
+        if let Some((_, fs_type, source)) = best {
+            policies.push(mount_type_policy(fs_type, source));
+        }
+    }
+    if policies.contains(&JournalPolicy::Unsupported) {
+        JournalPolicy::Unsupported
+    } else if policies.contains(&JournalPolicy::Rollback) {
+        JournalPolicy::Rollback
+    } else {
+        JournalPolicy::Wal
+    }
+}
+
+fn mount_type_policy(fs_type: &str, source: Option<&str>) -> JournalPolicy {
+    let t = fs_type.to_ascii_lowercase();
+    if t.starts_with("nfs") || ["cifs", "smbfs", "smb2", "smb3"].contains(&t.as_str()) {
+        return JournalPolicy::Rollback;
+    }
+    if ["virtiofs", "fuse.virtiofs"].contains(&t.as_str()) || t.starts_with("9p") {
+        return JournalPolicy::Rollback;
+    }
+    if t == "fuse.sshfs" {
+        return JournalPolicy::Unsupported;
+    }
+    if (t == "macfuse" || t == "osxfuse")
+        && source.is_some_and(|s| s.to_ascii_lowercase().starts_with("sshfs"))
+    {
+        return JournalPolicy::Unsupported;
+    }
+    JournalPolicy::Wal
+}
+
+/// Decodes the octal escapes (`\040`) of a mountinfo path.
+fn decode_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn statfs_magic(dir: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid NUL-terminated path and `buf` a properly sized, zeroed struct.
+    unsafe {
+        let mut buf: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c.as_ptr(), &mut buf) == 0 {
+            #[allow(clippy::unnecessary_cast)]
+            Some(buf.f_type as i64 & 0xFFFF_FFFF)
+        } else {
+            None
+        }
+    }
+}
+
+/// What an open is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reading only (`query_only`); a missing database reads as empty.
+    Read,
+    /// Writing: a missing database is created in the canonical form.
+    Write,
+}
+
+/// An open state database.
+#[derive(Debug)]
+pub struct StateDb {
+    conn: Connection,
+    path: PathBuf,
+    user_version: i64,
+    has_store_path: bool,
+    has_machine_state: bool,
+    missing: bool,
+    created: bool,
+}
+
+impl StateDb {
+    /// Opens `path` for `access` (see [`Access`]).
+    pub fn open(path: &Path, access: Access) -> Result<StateDb, DbError> {
+        match access {
+            Access::Read => Self::open_read(path),
+            Access::Write => Self::open_write(path),
+        }
+    }
+
+    /// Opens for reading: `busy_timeout`, `query_only`, `trusted_schema = OFF`.
+    pub fn open_read(path: &Path) -> Result<StateDb, DbError> {
+        let err = |e| DbError::sqlite(path, e);
+        if !path.exists() {
+            let conn = Connection::open_in_memory().map_err(err)?;
+            conn.execute_batch(SIGNAL_TABLES_SQL).map_err(err)?;
+            return Ok(StateDb {
+                conn,
+                path: path.to_path_buf(),
+                user_version: SCHEMA_VERSION,
+                has_store_path: false,
+                has_machine_state: false,
+                missing: true,
+                created: false,
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = match Connection::open_with_flags(path, flags) {
+            Ok(c) => c,
+            Err(_) => Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(err)?,
+        };
+        conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(err)?;
+        conn.execute_batch("PRAGMA query_only = ON; PRAGMA trusted_schema = OFF;")
+            .map_err(err)?;
+        let mut db = StateDb {
+            conn,
+            path: path.to_path_buf(),
+            user_version: 0,
+            has_store_path: false,
+            has_machine_state: false,
+            missing: false,
+            created: false,
+        };
+        db.inspect()?;
+        Ok(db)
+    }
+
+    /// Opens for writing, creating the database (directory 0700, file 0600, WAL, canonical
+    /// schema 15) when it is missing or empty. Refuses schemas outside 15–18.
+    pub fn open_write(path: &Path) -> Result<StateDb, DbError> {
+        let policy = journal_policy(path);
+        if policy == JournalPolicy::Unsupported {
+            return Err(DbError::UnsupportedFilesystem {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut created = false;
+        if needs_creation(path) {
+            created = with_state_lifecycle_coordinator(path, || create_database(path, policy))?;
+        }
+        let err = |e| DbError::sqlite(path, e);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(err)?;
+        let version = user_version(&conn).map_err(err)?;
+        check_writable_version(path, version)?;
+        configure_connection(&conn, path, policy)?;
+        let mut db = StateDb {
+            conn,
+            path: path.to_path_buf(),
+            user_version: version,
+            has_store_path: false,
+            has_machine_state: false,
+            missing: false,
+            created,
+        };
+        db.inspect()?;
+        Ok(db)
+    }
+
+    fn inspect(&mut self) -> Result<(), DbError> {
+        let err = |e| DbError::sqlite(&self.path, e);
+        self.user_version = user_version(&self.conn).map_err(err)?;
+        for table in SIGNAL_TABLES {
+            if !table_exists(&self.conn, table).map_err(err)? {
+                return Err(DbError::NotStateDb {
+                    path: self.path.clone(),
+                    table: table.to_string(),
+                });
+            }
+        }
+        self.has_store_path =
+            column_exists(&self.conn, "session_watch_cursors", "watcher_store_path")
+                .map_err(err)?;
+        self.has_machine_state = table_exists(&self.conn, "config_machine_state").map_err(err)?;
+        Ok(())
+    }
+
+    /// The database path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version (`PRAGMA user_version`).
+    pub fn user_version(&self) -> i64 {
+        self.user_version
+    }
+
+    /// Whether the cursors table has 2026.9.6's `watcher_store_path` column (schema 18).
+    pub fn has_watcher_store_path(&self) -> bool {
+        self.has_store_path
+    }
+
+    /// Whether the file did not exist (reads see an empty log).
+    pub fn is_missing(&self) -> bool {
+        self.missing
+    }
+
+    /// Whether this open created the database.
+    pub fn was_created(&self) -> bool {
+        self.created
+    }
+
+    /// The connection, for reads outside a transaction.
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// `PRAGMA data_version`: changes whenever another connection commits.
+    pub fn data_version(&self) -> Result<i64, DbError> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| DbError::sqlite(&self.path, e))
+    }
+
+    /// Runs `f` in one read transaction (a consistent snapshot).
+    pub fn read<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, DbError> {
+        let path = self.path.clone();
+        let err = |e| DbError::sqlite(&path, e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let out = f(&tx).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it; nothing is written when
+    /// `f` fails. Busy past the timeout is [`DbError::Busy`].
+    pub fn write<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, DbError> {
+        let path = self.path.clone();
+        let err = |e| DbError::sqlite(&path, e);
+        let check_owner = self.has_machine_state;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        if check_owner {
+            if let Some(manager) = external_owner(&tx).map_err(err)? {
+                return Err(DbError::ExternallySupervised {
+                    path: path.clone(),
+                    manager,
+                });
+            }
+        }
+        let out = f(&tx).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// The database file size in bytes plus its `-wal` (0 when missing).
+    pub fn size_bytes(&self) -> u64 {
+        let main = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        let wal = std::fs::metadata(sidecar(&self.path, "-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        main + wal
+    }
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The manager id of an external ownership claim, unless this process is that supervisor.
+fn external_owner(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let supervised_here = std::env::var("OPENCLAW_SUPERVISOR_MODE")
+        .map(|v| v.trim().eq_ignore_ascii_case("external"))
+        .unwrap_or(false);
+    if supervised_here {
+        return Ok(None);
+    }
+    let row: Option<String> = conn
+        .query_row(
+            "SELECT value_json FROM config_machine_state WHERE state_key = 'gateway.supervision' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(row.map(|json| {
+        serde_json::from_str::<serde_json::Value>(&json)
+            .ok()
+            .and_then(|v| {
+                v.get("managerId")
+                    .and_then(|m| m.as_str())
+                    .map(String::from)
+            })
+            .unwrap_or_else(|| "an external manager".to_string())
+    }))
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Whether a table exists in the main schema.
+pub fn table_exists(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|o| o.is_some())
+}
+
+fn column_exists(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
+    for n in names {
+        if n? == column {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn check_writable_version(path: &Path, version: i64) -> Result<(), DbError> {
+    if version > NEWEST_WRITABLE_SCHEMA {
+        return Err(DbError::NewerSchema {
+            path: path.to_path_buf(),
+            version,
+        });
+    }
+    if version < OLDEST_WRITABLE_SCHEMA {
+        return Err(DbError::OlderSchema {
+            path: path.to_path_buf(),
+            version,
+        });
+    }
+    Ok(())
+}
+
+/// The connection pragmas of §1.2 steps 5–7 (the busy timeout is already set).
+fn configure_connection(
+    conn: &Connection,
+    path: &Path,
+    policy: JournalPolicy,
+) -> Result<(), DbError> {
+    let err = |e| DbError::sqlite(path, e);
+    match policy {
+        JournalPolicy::Rollback => {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
+                .map_err(err)?;
+            if !mode.eq_ignore_ascii_case("delete") {
+                return Err(DbError::Sqlite {
+                    path: path.to_path_buf(),
+                    source: rusqlite::Error::InvalidParameterName(format!(
+                        "on a network volume but SQLite kept journal_mode={mode}"
+                    )),
+                });
+            }
+        }
+        _ => {
+            let deadline = Instant::now() + Duration::from_millis(BUSY_TIMEOUT_MS);
+            loop {
+                match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                    Ok(_) => break,
+                    Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => return Err(err(e)),
+                }
+            }
+            conn.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT}; PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT};"
+            ))
+            .map_err(err)?;
+        }
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Whether the file is missing or holds no pages.
+fn needs_creation(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Err(_) => true,
+        Ok(m) => m.len() == 0,
+    }
+}
+
+/// Creates the database in the canonical schema-15 form (a no-op returning false when
+/// another process created it first). Runs under the state-lifecycle coordinator.
+fn create_database(path: &Path, policy: JournalPolicy) -> Result<bool, DbError> {
+    let create_err = |p: &Path, source| DbError::Create {
+        path: p.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        if !dir.exists() {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| create_err(dir, e))?;
+        }
+    }
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(create_err(path, e)),
+    }
+    let err = |e| DbError::sqlite(path, e);
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(err)?;
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .map_err(err)?;
+    if pages != 0 {
+        return Ok(false);
+    }
+    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
+        .map_err(err)?;
+    configure_connection(&conn, path, policy)?;
+    conn.execute_batch("PRAGMA foreign_keys = OFF;")
+        .map_err(err)?;
+    let now = crate::clock::system_now_ms();
+    let created = (|| -> rusqlite::Result<bool> {
+        let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        let objects: i64 = tx.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+            [],
+            |r| r.get(0),
+        )?;
+        if objects != 0 {
+            return Ok(false);
+        }
+        tx.execute_batch(CANONICAL_SCHEMA_SQL)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.execute(
+            "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, app_version, created_at, updated_at) \
+             VALUES ('primary', 'global', ?1, NULL, ?2, ?3, ?3)",
+            rusqlite::params![SCHEMA_VERSION, SCHEMA_APP_VERSION, now],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    })()
+    .map_err(err)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")
+        .map_err(err)?;
+    drop(conn);
+    for suffix in ["", "-wal", "-shm"] {
+        let p = sidecar(path, suffix);
+        if let Ok(m) = std::fs::symlink_metadata(&p) {
+            if m.file_type().is_file() && m.mode() & 0o077 != 0 {
+                let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600));
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// The real path of a file that may not exist: realpath of the deepest existing ancestor
+/// joined with the rest (`resolvePathViaExistingAncestorSync`).
+pub fn resolve_via_existing_ancestor(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut cursor = abs.clone();
+    let mut missing = Vec::new();
+    while !cursor.exists() {
+        match (cursor.parent(), cursor.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                cursor = parent.to_path_buf();
+            }
+            _ => return abs,
+        }
+    }
+    match std::fs::canonicalize(&cursor) {
+        Ok(mut real) => {
+            for name in missing.iter().rev() {
+                real.push(name);
+            }
+            real
+        }
+        Err(_) => abs,
+    }
+}
+
+/// The gateway's state-lifecycle coordinator for a database:
+/// `/tmp/openclaw-state-locks-<uid>/state-lifecycle.<8 hex of sha256(real path)>.lock.sqlite`.
+pub fn state_lifecycle_coordinator_path(db_path: &Path) -> PathBuf {
+    let real = resolve_via_existing_ancestor(db_path);
+    let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
+    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    PathBuf::from("/tmp")
+        .join(format!("openclaw-state-locks-{uid}"))
+        .join(format!("state-lifecycle.{hex}.lock.sqlite"))
+}
+
+/// Runs `f` while holding the gateway's state-lifecycle coordinator (an exclusive SQLite
+/// transaction on a private lock database), as the gateway does around a fresh open, so a
+/// database is never created or migrated by two processes at once.
+fn with_state_lifecycle_coordinator<T>(
+    db_path: &Path,
+    f: impl FnOnce() -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    let lock = state_lifecycle_coordinator_path(db_path);
+    let dir = lock.parent().unwrap_or(Path::new("/tmp"));
+    let create_err = |source| DbError::Create {
+        path: dir.to_path_buf(),
+        source,
+    };
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(create_err(e)),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(create_err)?;
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    if !meta.is_dir() || meta.uid() != uid {
+        return Err(create_err(std::io::Error::other(
+            "the coordinator directory is not a private directory of this user",
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(create_err)?;
+    }
+    let err = |e| DbError::sqlite(&lock, e);
+    let conn = Connection::open(&lock).map_err(err)?;
+    conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(err)?;
+    conn.execute_batch("BEGIN EXCLUSIVE;").map_err(|e| {
+        if is_busy(&e) {
+            DbError::Busy {
+                path: db_path.to_path_buf(),
+            }
+        } else {
+            err(e)
+        }
+    })?;
+    let out = f();
+    let _ = conn.execute_batch("ROLLBACK;");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creates_the_canonical_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/openclaw.sqlite");
+        let db = StateDb::open_write(&path).unwrap();
+        assert!(db.was_created());
+        assert_eq!(db.user_version(), 15);
+        let av: i64 = db
+            .conn()
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(av, 2);
+        let jm: String = db
+            .conn()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(jm, "wal");
+        let meta: (String, i64, String) = db
+            .conn()
+            .query_row(
+                "SELECT role, schema_version, app_version FROM schema_meta WHERE meta_key='primary'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(meta, ("global".into(), 15, "2026.8.1".into()));
+        let mode = std::fs::metadata(&path).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dmode = std::fs::metadata(path.parent().unwrap()).unwrap().mode() & 0o777;
+        assert_eq!(dmode, 0o700);
+        drop(db);
+        let again = StateDb::open_write(&path).unwrap();
+        assert!(!again.was_created());
+    }
+
+    #[test]
+    fn refuses_newer_and_older_schemas_for_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        drop(StateDb::open_write(&path).unwrap());
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA user_version = 19;").unwrap();
+        drop(c);
+        let e = StateDb::open_write(&path).unwrap_err();
+        assert_eq!(e.exit_code(), 65, "{e}");
+        assert!(StateDb::open_read(&path).is_ok());
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA user_version = 3;").unwrap();
+        drop(c);
+        assert_eq!(StateDb::open_write(&path).unwrap_err().exit_code(), 65);
+    }
+
+    #[test]
+    fn missing_database_reads_empty_without_creating() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope/openclaw.sqlite");
+        let db = StateDb::open_read(&path).unwrap();
+        assert!(db.is_missing());
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn mountinfo_decoding_and_policies() {
+        assert_eq!(decode_mountinfo("/a\\040b"), "/a b");
+        assert_eq!(mount_type_policy("nfs4", None), JournalPolicy::Rollback);
+        assert_eq!(
+            mount_type_policy("fuse.sshfs", None),
+            JournalPolicy::Unsupported
+        );
+        assert_eq!(mount_type_policy("ext4", None), JournalPolicy::Wal);
+    }
+}

@@ -1,0 +1,225 @@
+//! Cross-process notices (what OpenClaw v1 lacks, signals spec §4.8): a long-running
+//! stream of the notices that become pending as any process records events.
+//!
+//! No busy polling: the follower sleeps in `poll(2)` on an inotify watch of the database's
+//! directory (the main file, `-wal` and `-journal` are written on every commit) and, when
+//! woken, asks SQLite whether anything was committed (`PRAGMA data_version`, which changes
+//! only when another connection commits) before it reads the cursors. A slow safety tick
+//! re-checks `data_version` in case a notification was missed (e.g. an unusual filesystem).
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+
+use super::db::{DbError, StateDb};
+use super::notices::{self, Notice, NoticeError};
+use crate::exit::{self, ExitCode};
+
+/// How often the follower re-checks `data_version` without a notification.
+pub const SAFETY_TICK: Duration = Duration::from_secs(2);
+
+/// Why following stopped.
+#[derive(Debug, Error)]
+pub enum FollowError {
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// Reading or acknowledging notices failed.
+    #[error(transparent)]
+    Notice(#[from] NoticeError),
+    /// The change notification could not be set up.
+    #[error("{path}: cannot watch for changes: {source}")]
+    Watch {
+        /// The watched directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The output consumer failed (e.g. a closed pipe).
+    #[error("{0}")]
+    Output(String),
+}
+
+impl ExitCode for FollowError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            FollowError::Db(e) => e.exit_code(),
+            FollowError::Notice(e) => e.exit_code(),
+            FollowError::Watch { .. } => exit::FAILURE,
+            FollowError::Output(_) => exit::FAILURE,
+        }
+    }
+}
+
+/// Wakes up when a file of the database changes (inotify on its directory).
+#[derive(Debug)]
+pub struct ChangeWaiter {
+    fd: OwnedFd,
+    dir: PathBuf,
+}
+
+impl ChangeWaiter {
+    /// Watches the directory of `db_path` for writes, creations and renames.
+    pub fn new(db_path: &Path) -> Result<ChangeWaiter, FollowError> {
+        let dir = db_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let werr = |source| FollowError::Watch {
+            path: dir.clone(),
+            source,
+        };
+        // SAFETY: inotify_init1 has no preconditions; a negative result is checked.
+        let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if raw < 0 {
+            return Err(werr(std::io::Error::last_os_error()));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        use std::os::unix::ffi::OsStrExt;
+        let c =
+            CString::new(dir.as_os_str().as_bytes()).map_err(|e| werr(std::io::Error::other(e)))?;
+        let mask = libc::IN_MODIFY
+            | libc::IN_CLOSE_WRITE
+            | libc::IN_CREATE
+            | libc::IN_MOVED_TO
+            | libc::IN_DELETE;
+        // SAFETY: the descriptor is valid and `c` NUL-terminated.
+        if unsafe { libc::inotify_add_watch(fd.as_raw_fd(), c.as_ptr(), mask) } < 0 {
+            return Err(werr(std::io::Error::last_os_error()));
+        }
+        Ok(ChangeWaiter { fd, dir })
+    }
+
+    /// Blocks until a change notification or `timeout`; returns whether one arrived.
+    pub fn wait(&mut self, timeout: Duration) -> Result<bool, FollowError> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                return Ok(false);
+            }
+            return Err(FollowError::Watch {
+                path: self.dir.clone(),
+                source: e,
+            });
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        // Drain the queued events; which file changed does not matter.
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: reading into a local buffer of the given length.
+            let r = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if r <= 0 {
+                break;
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// How to follow.
+#[derive(Debug, Clone, Default)]
+pub struct FollowOptions {
+    /// Only these watchers (empty: all).
+    pub watchers: Vec<String>,
+    /// Acknowledge each notice once emitted (drain semantics), so follow-ups appear.
+    pub drain: bool,
+    /// Stop at this instant (`None`: until interrupted).
+    pub until: Option<Instant>,
+    /// Emit the notices already pending at start (default true in the CLI).
+    pub include_existing: bool,
+}
+
+/// Streams notices: each pending (watcher, target, changesSince) is emitted exactly once
+/// while it stays pending; a new notice for the pair (a follow-up, or pending again after
+/// an acknowledgement) is emitted again. `now` gives the clock for acknowledgements.
+pub fn follow(
+    db_path: &Path,
+    opts: &FollowOptions,
+    now: impl Fn() -> i64,
+    mut emit: impl FnMut(&Notice) -> Result<(), String>,
+) -> Result<(), FollowError> {
+    let mut waiter = ChangeWaiter::new(db_path)?;
+    // Wait for the database to appear (its directory must exist).
+    while !db_path.exists() {
+        if expired(opts.until) {
+            return Ok(());
+        }
+        waiter.wait(remaining(opts.until, SAFETY_TICK))?;
+    }
+    let mut reader = StateDb::open_read(db_path)?;
+    let mut writer: Option<StateDb> = None;
+    let mut emitted: HashMap<(String, String), i64> = HashMap::new();
+    let mut first = true;
+    let mut seen_version = None;
+    loop {
+        let version = reader.data_version()?;
+        if seen_version != Some(version) {
+            seen_version = Some(version);
+            let pending = notices::pending(&mut reader, &opts.watchers)?;
+            let mut still: HashMap<(String, String), i64> = HashMap::new();
+            let mut to_ack: Vec<Notice> = Vec::new();
+            for n in pending {
+                let pair = (n.watcher_session_key.clone(), n.target_session_key.clone());
+                let fresh = emitted.get(&pair) != Some(&n.last_seen_sequence);
+                if fresh && (!first || opts.include_existing) {
+                    emit(&n).map_err(FollowError::Output)?;
+                    if opts.drain {
+                        to_ack.push(n.clone());
+                    }
+                }
+                still.insert(pair, n.last_seen_sequence);
+            }
+            emitted = still;
+            first = false;
+            if !to_ack.is_empty() {
+                let w = match &mut writer {
+                    Some(w) => w,
+                    None => writer.insert(StateDb::open_write(db_path)?),
+                };
+                let mut by_watcher: HashMap<&str, Vec<String>> = HashMap::new();
+                for n in &to_ack {
+                    by_watcher
+                        .entry(n.watcher_session_key.as_str())
+                        .or_default()
+                        .push(n.target_session_key.clone());
+                }
+                for (watcher, targets) in by_watcher {
+                    notices::drain(w, watcher, &targets, now())?;
+                }
+                // Our own commit changes data_version for the reader: rescan at once.
+                continue;
+            }
+        }
+        if expired(opts.until) {
+            return Ok(());
+        }
+        waiter.wait(remaining(opts.until, SAFETY_TICK))?;
+    }
+}
+
+fn expired(until: Option<Instant>) -> bool {
+    until.is_some_and(|u| Instant::now() >= u)
+}
+
+fn remaining(until: Option<Instant>, cap: Duration) -> Duration {
+    match until {
+        Some(u) => u.saturating_duration_since(Instant::now()).min(cap),
+        None => cap,
+    }
+}

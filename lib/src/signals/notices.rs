@@ -1,0 +1,273 @@
+//! Stale-state notices (signals spec §4): the exact notice text and queue key, and the
+//! offline protocol of decision 7 — a pending notice *is* a cursor with
+//! `notified > last_seen`; draining is the acknowledge step, in one immediate transaction;
+//! the sweep is what a gateway start does to cursors.
+
+use rusqlite::params;
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use super::cursors::{self, Cursor};
+use super::db::{DbError, StateDb};
+use crate::exit::ExitCode;
+
+/// The queue context-key prefix of stale-state notices.
+pub const CONTEXT_PREFIX: &str = "session-state:";
+
+/// Why a notice operation failed.
+#[derive(Debug, Error)]
+pub enum NoticeError {
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl ExitCode for NoticeError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            NoticeError::Db(e) => e.exit_code(),
+        }
+    }
+}
+
+/// One notice for a watcher about a target.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Notice {
+    /// The watcher (whose queue receives it).
+    pub watcher_session_key: String,
+    /// The changed session.
+    pub target_session_key: String,
+    /// `changesSince` in the text: the cursor's `last_seen_sequence` when it was opened.
+    pub last_seen_sequence: i64,
+    /// Queue-only (ambient group watch: replace semantics, no wake).
+    pub queue_only: bool,
+}
+
+impl Notice {
+    /// `sessionStateNoticeText`, byte for byte.
+    pub fn text(&self) -> String {
+        notice_text(&self.target_session_key, self.last_seen_sequence)
+    }
+
+    /// The queue context key: `session-state:` + lowercase hex of the UTF-8 target key.
+    pub fn context_key(&self) -> String {
+        context_key(&self.target_session_key)
+    }
+
+    /// The notice as one JSON object (camelCase).
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("watcherSessionKey".into(), json!(self.watcher_session_key));
+        m.insert("targetSessionKey".into(), json!(self.target_session_key));
+        m.insert("changesSince".into(), json!(self.last_seen_sequence));
+        m.insert("contextKey".into(), json!(self.context_key()));
+        m.insert("queueOnly".into(), json!(self.queue_only));
+        m.insert("text".into(), json!(self.text()));
+        Value::Object(m)
+    }
+}
+
+/// The notice text for `target` with `changesSince` `n`.
+pub fn notice_text(target: &str, n: i64) -> String {
+    format!(
+        "Session \"{target}\" changed (other actor). Reconcile before acting: session_status sessionKey \"{target}\" changesSince {n}."
+    )
+}
+
+/// `session-state:<hex>` for a target key.
+pub fn context_key(target: &str) -> String {
+    let mut s = String::with_capacity(CONTEXT_PREFIX.len() + target.len() * 2);
+    s.push_str(CONTEXT_PREFIX);
+    for b in target.as_bytes() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// `decodeSessionStateNoticeContextKey`: the target of a context key (non-empty, even-length
+/// lowercase hex of valid UTF-8), else `None`.
+pub fn decode_context_key(key: &str) -> Option<String> {
+    let hex = key.strip_prefix(CONTEXT_PREFIX)?;
+    if hex.is_empty()
+        || hex.len() % 2 != 0
+        || !hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+const PENDING_ORDER: &str = "ORDER BY watcher_session_key, notified_sequence, target_session_key";
+
+/// The pending notices, one per pending (watcher, target) pair, in the order they were
+/// opened; `watchers` empty means every watcher.
+pub fn pending(db: &mut StateDb, watchers: &[String]) -> Result<Vec<Notice>, NoticeError> {
+    Ok(pending_cursors(db, watchers)?
+        .iter()
+        .filter_map(Cursor::pending_notice)
+        .collect())
+}
+
+/// The pending cursors behind [`pending`].
+pub fn pending_cursors(db: &mut StateDb, watchers: &[String]) -> Result<Vec<Cursor>, NoticeError> {
+    let with_path = db.has_watcher_store_path();
+    Ok(db.read(|tx| {
+        let all = cursors::select(
+            tx,
+            with_path,
+            &format!("WHERE notified_sequence > last_seen_sequence {PENDING_ORDER}"),
+            &[],
+        )?;
+        Ok(all
+            .into_iter()
+            .filter(|c| watchers.is_empty() || watchers.contains(&c.watcher_session_key))
+            .collect())
+    })?)
+}
+
+/// What a drain did.
+#[derive(Debug, Clone, Default)]
+pub struct Drained {
+    /// The notices printed and acknowledged.
+    pub acknowledged: Vec<Notice>,
+    /// The follow-up notices opened for interleaved work (pending now).
+    pub followups: Vec<Notice>,
+}
+
+/// `acknowledgeSessionStateNotices` for every pending notice of `watcher` (§4.4), in one
+/// immediate transaction: `last_seen := notified`, `notified := max(material, notified)`,
+/// and one follow-up opened where material events interleaved. Idle cursors are untouched.
+/// With `targets` non-empty only those targets are acknowledged.
+pub fn drain(
+    db: &mut StateDb,
+    watcher: &str,
+    targets: &[String],
+    now: i64,
+) -> Result<Drained, NoticeError> {
+    let with_path = db.has_watcher_store_path();
+    Ok(db.write(|tx| {
+        let rows = cursors::select(
+            tx,
+            with_path,
+            &format!(
+                "WHERE watcher_session_key = ?1 AND notified_sequence > last_seen_sequence {PENDING_ORDER}"
+            ),
+            &[&watcher],
+        )?;
+        let mut out = Drained::default();
+        for c in rows {
+            if !targets.is_empty() && !targets.contains(&c.target_session_key) {
+                continue;
+            }
+            let notice = c.pending_notice().expect("selected as pending");
+            let next = c.material_sequence.max(c.notified_sequence);
+            tx.prepare_cached(
+                "UPDATE session_watch_cursors SET last_seen_sequence = ?1, notified_sequence = ?2, updated_at = ?3 \
+                 WHERE watcher_session_key = ?4 AND target_session_key = ?5",
+            )?
+            .execute(params![c.notified_sequence, next, now, watcher, c.target_session_key])?;
+            if c.material_sequence > c.notified_sequence {
+                out.followups.push(Notice {
+                    watcher_session_key: watcher.to_string(),
+                    target_session_key: c.target_session_key.clone(),
+                    last_seen_sequence: c.notified_sequence,
+                    queue_only: c.is_ambient(),
+                });
+            }
+            out.acknowledged.push(notice);
+        }
+        Ok(out)
+    })?)
+}
+
+/// The cursors a gateway start would re-materialise: `material > last_seen`.
+pub fn sweep_candidates(db: &mut StateDb) -> Result<Vec<Cursor>, NoticeError> {
+    let with_path = db.has_watcher_store_path();
+    Ok(db.read(|tx| {
+        cursors::select(
+            tx,
+            with_path,
+            "WHERE material_sequence > last_seen_sequence ORDER BY watcher_session_key, target_session_key",
+            &[],
+        )
+    })?)
+}
+
+/// `sweepSessionStateWatchNotices` steps 1–4 (§4.7): for the candidates whose watcher
+/// session exists (`exists`), `notified := material`, `updated_at := now`, in one
+/// transaction; returns the notices a restarted gateway enqueues (`N = last_seen`). The
+/// caller runs the prune (step 5).
+pub fn sweep(
+    db: &mut StateDb,
+    now: i64,
+    mut exists: impl FnMut(&str) -> bool,
+) -> Result<Vec<Notice>, NoticeError> {
+    let candidates = sweep_candidates(db)?;
+    let kept: Vec<Cursor> = candidates
+        .into_iter()
+        .filter(|c| exists(&c.watcher_session_key))
+        .collect();
+    if kept.is_empty() {
+        return Ok(Vec::new());
+    }
+    db.write(|tx| {
+        for c in &kept {
+            tx.prepare_cached(
+                "UPDATE session_watch_cursors SET notified_sequence = ?1, updated_at = ?2 \
+                 WHERE watcher_session_key = ?3 AND target_session_key = ?4",
+            )?
+            .execute(params![
+                c.material_sequence,
+                now,
+                c.watcher_session_key,
+                c.target_session_key
+            ])?;
+        }
+        Ok(())
+    })?;
+    Ok(kept
+        .iter()
+        .map(|c| Notice {
+            watcher_session_key: c.watcher_session_key.clone(),
+            target_session_key: c.target_session_key.clone(),
+            last_seen_sequence: c.last_seen_sequence,
+            queue_only: c.is_ambient(),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_and_context_key_are_exact() {
+        let n = Notice {
+            watcher_session_key: "agent:main:main".into(),
+            target_session_key: "agent:main:subagent:c1".into(),
+            last_seen_sequence: 1,
+            queue_only: false,
+        };
+        assert_eq!(
+            n.text(),
+            "Session \"agent:main:subagent:c1\" changed (other actor). Reconcile before acting: session_status sessionKey \"agent:main:subagent:c1\" changesSince 1."
+        );
+        assert_eq!(
+            n.context_key(),
+            "session-state:6167656e743a6d61696e3a7375626167656e743a6331"
+        );
+        assert_eq!(
+            decode_context_key(&n.context_key()).as_deref(),
+            Some("agent:main:subagent:c1")
+        );
+        assert_eq!(decode_context_key("session-state:ABCD"), None);
+        assert_eq!(decode_context_key("session-state:abc"), None);
+        assert_eq!(decode_context_key("session-state:ff"), None);
+    }
+}
