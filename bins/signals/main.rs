@@ -133,6 +133,7 @@ enum Command {
         /// Session key or alias.
         key: String,
         /// The version the caller has seen (a non-negative integer).
+        #[arg(allow_hyphen_values = true)]
         version: String,
         /// At most N events (1 to 200; default 200).
         #[arg(long, value_name = "N", hide = true)]
@@ -390,6 +391,12 @@ fn record(ctx: &StateContext, db: &DbArgs, mode: OutputMode, a: RecordArgs) -> R
             inputs.push(input);
         }
     } else {
+        if a.session.is_none() || a.kind.is_none() {
+            return Err(Failure::new(
+                exit::USAGE,
+                "record: give --session KEY and --kind KIND (or --stdin)",
+            ));
+        }
         let mut req = request_from_flags(&a)?;
         req.agent_id = ctx.options.targets.agent.clone();
         let input = req

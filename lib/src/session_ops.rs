@@ -271,6 +271,9 @@ pub struct ResetOutcome {
     pub archived: Vec<(PathBuf, PathBuf)>,
     /// Whether a fresh header was written.
     pub header_written: bool,
+    /// Watcher cursors of the key deleted from the state database (§3.8), when it exists;
+    /// `Err` is why that failed (best effort: the reset stands).
+    pub signal_cursors: Option<Result<usize, String>>,
 }
 
 fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
@@ -358,6 +361,7 @@ pub fn reset(
     if opts.dry_run {
         let archived =
             lifecycle::archive_transcripts(&candidates, ArchiveReason::Reset, || ctx.now_ms, true)?;
+        let signal_cursors = crate::signals::lifecycle::on_session_reset(ctx, &key, true);
         return Ok(ResetOutcome {
             target,
             key,
@@ -366,6 +370,7 @@ pub fn reset(
             entry,
             session_file,
             archived,
+            signal_cursors,
         });
     }
     let guards = lock_transcripts(ctx, &candidates)?;
@@ -405,6 +410,7 @@ pub fn reset(
     if reuses_path {
         header_written = write_header()?;
     }
+    let signal_cursors = crate::signals::lifecycle::on_session_reset(ctx, &key, false);
     Ok(ResetOutcome {
         target,
         key,
@@ -413,6 +419,7 @@ pub fn reset(
         session_file,
         archived,
         header_written,
+        signal_cursors,
     })
 }
 
@@ -431,6 +438,9 @@ pub struct DeleteOutcome {
     pub removed_sidecars: Vec<PathBuf>,
     /// Whether the transcript was kept because another entry shares the sessionId.
     pub transcript_shared: bool,
+    /// The key's signal state forgotten in the state database (§3.8), when it exists;
+    /// `Err` is why that failed (best effort: the deletion stands).
+    pub signal_state: Option<Result<crate::signals::journal::Forgotten, String>>,
 }
 
 /// `delete KEY…`: removes entries, archives their transcripts as `.deleted.<ts>` unless
@@ -517,6 +527,11 @@ pub fn delete(
             clock,
             opts.dry_run,
         )?;
+        let agent = parse_agent_session_key(&key)
+            .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
+            .unwrap_or_else(|| target.agent_id.clone());
+        let signal_state =
+            crate::signals::lifecycle::on_session_deleted(ctx, &key, &agent, opts.dry_run);
         out.push(DeleteOutcome {
             request,
             key,
@@ -524,6 +539,7 @@ pub fn delete(
             archived,
             removed_sidecars,
             transcript_shared: shared,
+            signal_state,
         });
     }
     drop(guards);

@@ -7,7 +7,8 @@
 //! kinds and producer defaults), [`journal`] (recording, listing, reconciliation, deletion),
 //! [`cursors`] (watch cursors), [`notices`] (notice text, pending, drain, sweep),
 //! [`retention`] (prune and its throttle), [`follow`] (cross-process notice stream),
-//! [`presence`] (whether a session exists in its store) and [`request`] (record requests
+//! [`presence`] (whether a session exists in its store), [`lifecycle`] (what session reset
+//! and deletion do to the signal state) and [`request`] (record requests
 //! with the producer defaults).
 
 pub mod cursors;
@@ -15,6 +16,7 @@ pub mod db;
 pub mod follow;
 pub mod journal;
 pub mod kinds;
+pub mod lifecycle;
 pub mod notices;
 pub mod presence;
 pub mod request;
