@@ -123,6 +123,38 @@ enum Command {
         #[arg(long)]
         chat_type: Option<String>,
     },
+    /// Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale
+    /// entries, cap the count, enforce the disk budget, archive and prune files.
+    ///
+    /// Silent on success unless something changed (for cron); --verbose logs every file.
+    Cleanup(CleanupArgs),
+}
+
+/// Options of `cleanup` (the same names and meaning as `openclaw sessions cleanup`).
+#[derive(Debug, Clone, clap::Args)]
+struct CleanupArgs {
+    /// Preview what would be pruned or capped; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Apply maintenance even when session.maintenance.mode is "warn".
+    #[arg(long)]
+    enforce: bool,
+    /// Remove entries whose transcript is missing or holds no message; repair stale
+    /// generated sessionFile paths.
+    #[arg(long)]
+    fix_missing: bool,
+    /// With session.dmScope "main", retire the agent's per-peer direct-message entries.
+    #[arg(long)]
+    fix_dm_scope: bool,
+    /// Never prune, cap, evict or retire this session key.
+    #[arg(long, value_name = "KEY")]
+    active_key: Option<String>,
+    /// Log every file archived or removed (stderr) and print the per-key action table.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// Exit 75 at once instead of waiting when another clawstate process writes a store.
+    #[arg(long)]
+    no_wait: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -190,6 +222,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             channel,
             chat_type,
         }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
+        Some(Command::Cleanup(a)) => cleanup(&ctx, mode, &a),
     }
 }
 
@@ -603,4 +636,114 @@ fn describe(d: clawstate::send_policy::DecidedBy) -> String {
         AllowRule(i) => format!("session.sendPolicy.rules[{i}] (allow)"),
         Default => "session.sendPolicy.default".into(),
     }
+}
+
+fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), Failure> {
+    use clawstate::maintenance::{self, files::FileEvent, report};
+    let opts = maintenance::CleanupOptions {
+        dry_run: a.dry_run,
+        enforce: a.enforce,
+        fix_missing: a.fix_missing,
+        fix_dm_scope: a.fix_dm_scope,
+        active_key: a.active_key.clone(),
+        no_wait: a.no_wait,
+        want_rows: mode == OutputMode::Text && (a.dry_run || a.verbose),
+    };
+    let verbose = a.verbose;
+    let run = maintenance::run_cleanup(ctx, &opts, |t| {
+        if verbose {
+            eprintln!(
+                "{PROG}: waiting for another clawstate process to finish writing {}…",
+                t.store_path.display()
+            );
+        }
+    })
+    .or_fail()?;
+    for w in &run.warnings {
+        warn(PROG, w);
+    }
+    let mut failed = 0;
+    for o in &run.stores {
+        for e in &o.events {
+            match e {
+                FileEvent::Failed { path, error } => {
+                    failed += 1;
+                    warn(PROG, &format!("{}: {error}", path.display()));
+                }
+                FileEvent::Skipped { path, why } => {
+                    warn(PROG, &format!("left alone: {} ({why})", path.display()))
+                }
+                FileEvent::Archived { from, to } if verbose => {
+                    eprintln!("{PROG}: archived {} -> {}", from.display(), to.display())
+                }
+                FileEvent::Removed {
+                    path,
+                    reason,
+                    bytes,
+                } if verbose => eprintln!(
+                    "{PROG}: removed {} ({}, {bytes} bytes)",
+                    path.display(),
+                    reason.as_str()
+                ),
+                _ => {}
+            }
+        }
+    }
+    let several = run.stores.len() > 1;
+    match mode {
+        OutputMode::Json => out(&run.to_json())?,
+        OutputMode::Ndjson => {
+            let mut s = String::new();
+            for o in &run.stores {
+                s.push_str(&clawstate::jsjson::to_string_compact(&o.summary.to_json()));
+                s.push('\n');
+            }
+            out(&s)?
+        }
+        OutputMode::Text if run.dry_run => {
+            let texts: Vec<String> = run
+                .stores
+                .iter()
+                .map(|o| {
+                    report::render_dry_run(
+                        &o.summary,
+                        &o.rows,
+                        &ctx.config.root,
+                        ctx.now_ms,
+                        several,
+                    )
+                })
+                .collect();
+            out(&texts.join("\n"))?
+        }
+        OutputMode::Text => {
+            let shown: Vec<String> = run
+                .stores
+                .iter()
+                .filter(|o| verbose || o.changed())
+                .map(|o| {
+                    let mut t = report::render_applied(&o.summary, several);
+                    if verbose {
+                        t.push_str(&report::render_action_table(
+                            &o.rows,
+                            &ctx.config.root,
+                            ctx.now_ms,
+                            "Session actions:",
+                        ));
+                    }
+                    t
+                })
+                .collect();
+            if !shown.is_empty() {
+                out(&shown.join("\n"))?
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(Failure::new(
+            exit::CANT_CREATE,
+            format!("cleanup: {failed} file(s) could not be archived or removed"),
+        ));
+    }
+    Ok(())
 }

@@ -1,0 +1,345 @@
+//! What happens to the files of removed entries (`store.md` §4.7): transcripts are
+//! archived as `<name>.deleted.<ts>` when no remaining entry shares the session, their
+//! trajectory sidecars are removed, and old archives are deleted by the timestamp in
+//! their name (archive retention).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::files::{DirGuard, FileEvent, RemovalReason};
+use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
+use crate::artifact::{archive_path, archive_time, ArchiveReason};
+
+/// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
+/// keyed by sessionId (which may be absent), in first-removal order; a later entry with
+/// a `sessionFile` replaces the remembered file.
+#[derive(Debug, Clone, Default)]
+pub struct RemovedSessions {
+    order: Vec<(Option<String>, Option<String>)>,
+    index: HashMap<Option<String>, usize>,
+}
+
+impl RemovedSessions {
+    /// Remembers a removed entry (`rememberRemovedSessionFile`).
+    pub fn remember(&mut self, entry: &serde_json::Map<String, Value>) {
+        let id = entry
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let file = entry
+            .get("sessionFile")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match self.index.get(&id) {
+            Some(&i) => {
+                if file.as_deref().is_some_and(|f| !f.is_empty()) {
+                    self.order[i].1 = file;
+                }
+            }
+            None => {
+                self.index.insert(id.clone(), self.order.len());
+                self.order.push((id, file));
+            }
+        }
+    }
+
+    /// Whether nothing was remembered.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The remembered sessions, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (Option<&str>, Option<&str>)> {
+        self.order.iter().map(|(a, b)| (a.as_deref(), b.as_deref()))
+    }
+}
+
+/// Archives the transcripts of removed sessions that no remaining entry references
+/// (`archiveRemovedSessionTranscripts` restricted to the store directory). Returns the
+/// directories archived into.
+pub fn archive_removed(
+    removed: &RemovedSessions,
+    referenced_ids: &HashSet<&str>,
+    paths: &SessionPaths,
+    guard: &mut DirGuard,
+    clock: &dyn Fn() -> i64,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for (id, file) in removed.iter() {
+        if id.is_some_and(|id| referenced_ids.contains(id)) {
+            continue;
+        }
+        for candidate in paths.archive_candidates(id, file) {
+            let c = paths.canonical(&candidate);
+            if !paths.is_inside(&c) {
+                continue;
+            }
+            if std::fs::metadata(&c).is_err() {
+                continue;
+            }
+            let to = archive_path(&c, ArchiveReason::Deleted, clock());
+            if guard.archive(&c, &to) {
+                if let Some(d) = to.parent() {
+                    if !dirs.iter().any(|x| x == d) {
+                        dirs.push(d.to_path_buf());
+                    }
+                }
+            }
+        }
+    }
+    dirs
+}
+
+/// `readTrajectoryPointerFile`: the pointer's `runtimeFile` when the pointer is a regular
+/// file for this session.
+fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(pointer).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(pointer).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let o = v.as_object()?;
+    let runtime = o.get("runtimeFile")?.as_str()?;
+    let ok = o.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory-pointer")
+        && o.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
+        && o.get("sessionId").and_then(Value::as_str) == session_id
+        && !crate::session_key::js_trim(runtime).is_empty();
+    ok.then(|| crate::paths::absolutize(Path::new(runtime), cwd))
+}
+
+/// `safeTrajectorySessionFileName`: the id with every UTF-16 unit outside
+/// `[A-Za-z0-9_-]` turned into `_`, at most 120 units, `session` without an alphanumeric.
+pub fn safe_trajectory_name(session_id: &str) -> String {
+    let units: Vec<char> = session_id
+        .encode_utf16()
+        .take(120)
+        .map(|u| match char::from_u32(u as u32) {
+            Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => c,
+            _ => '_',
+        })
+        .collect();
+    let s: String = units.into_iter().collect();
+    if s.bytes().any(|b| b.is_ascii_alphanumeric()) {
+        s
+    } else {
+        "session".into()
+    }
+}
+
+/// Whether the gateway would delete a runtime file outside the directory: a regular
+/// (non-link) file named after the session whose first line is its runtime event.
+fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) -> bool {
+    use std::io::Read;
+    if resolved.file_name().and_then(|n| n.to_str())
+        != Some(&format!("{}.jsonl", safe_trajectory_name(session_id)))
+    {
+        return false;
+    }
+    if !std::fs::symlink_metadata(runtime).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let Ok(n) = std::fs::File::open(resolved).and_then(|mut f| f.read(&mut buf)) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&buf[..n]);
+    let Some(first) = text
+        .split('\n')
+        .map(|l| crate::session_key::js_trim(l.strip_suffix('\r').unwrap_or(l)))
+        .find(|l| !l.is_empty())
+    else {
+        return false;
+    };
+    serde_json::from_str::<Value>(first).is_ok_and(|v| {
+        v.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory")
+            && v.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
+            && v.get("source").and_then(Value::as_str) == Some("runtime")
+            && v.get("sessionId").and_then(Value::as_str) == Some(session_id)
+    })
+}
+
+/// `removeRemovedSessionTrajectoryArtifacts` restricted to the store directory: for each
+/// removed, unreferenced session, its `.trajectory.jsonl` and `.trajectory-path.json`
+/// next to its transcript, and the pointer's runtime file when that lies inside the
+/// directory. A runtime file outside the directory is reported, never deleted.
+pub fn remove_trajectories(
+    removed: &RemovedSessions,
+    referenced_ids: &HashSet<&str>,
+    paths: &SessionPaths,
+    guard: &mut DirGuard,
+    cwd: &Path,
+) {
+    let store_dir = paths.real_dir().to_path_buf();
+    for (id, file) in removed.iter() {
+        if id.is_some_and(|id| referenced_ids.contains(id)) {
+            continue;
+        }
+        let Some(transcript) = paths.session_file_path(id, file) else {
+            continue;
+        };
+        let (default_runtime, pointer) = trajectory_paths(&transcript);
+        let pointed = pointer_runtime_file(&pointer, id, cwd);
+        let default_canonical = paths.canonical(&default_runtime);
+        let mut runtimes = vec![default_runtime.clone()];
+        if let Some(p) = pointed {
+            if p != default_runtime {
+                runtimes.push(p);
+            }
+        }
+        for runtime in runtimes {
+            let resolved = paths.canonical(&runtime);
+            let within = strictly_inside(&store_dir, &resolved);
+            if resolved == default_canonical || within {
+                if within {
+                    guard.remove_regular(&runtime, RemovalReason::Trajectory);
+                }
+                continue;
+            }
+            // The gateway would delete a matching runtime file outside the directory.
+            if id.is_some_and(|id| runtime_matches_session(&runtime, &resolved, id)) {
+                guard.events.push(FileEvent::Skipped {
+                    path: resolved,
+                    why: "trajectory runtime file outside the sessions directory: reported, not deleted"
+                        .into(),
+                });
+            }
+        }
+        if strictly_inside(&store_dir, &paths.canonical(&pointer)) {
+            guard.remove_regular(&pointer, RemovalReason::Trajectory);
+        }
+    }
+}
+
+/// One archive-retention rule: archives of `reason` older than `older_than_ms`.
+#[derive(Debug, Clone, Copy)]
+pub struct RetentionRule {
+    /// The archive reason.
+    pub reason: ArchiveReason,
+    /// The age threshold.
+    pub older_than_ms: u64,
+}
+
+/// `cleanupArchivedSessionTranscripts`: deletes archives in `dirs` whose name timestamp
+/// is older than their rule (strict `>`; the first rule whose reason parses decides).
+/// Returns how many files were deleted.
+pub fn apply_retention(
+    dirs: &[PathBuf],
+    rules: &[RetentionRule],
+    now_ms: i64,
+    guard: &mut DirGuard,
+) -> u64 {
+    let mut removed = 0;
+    let mut seen = HashSet::new();
+    for dir in dirs {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let names: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        for name in names {
+            for rule in rules {
+                let Some(ts) = archive_time(&name, rule.reason) else {
+                    continue;
+                };
+                if (now_ms - ts) as i128 > rule.older_than_ms as i128 {
+                    let full = dir.join(&name);
+                    if std::fs::metadata(&full).is_ok_and(|m| m.is_file())
+                        && guard.remove(&full, RemovalReason::ArchiveRetention) > 0
+                    {
+                        removed += 1;
+                    }
+                }
+                break;
+            }
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_names() {
+        assert_eq!(safe_trajectory_name("abc.def"), "abc_def");
+        assert_eq!(safe_trajectory_name("..."), "session");
+        assert_eq!(safe_trajectory_name("a😀"), "a__");
+    }
+
+    #[test]
+    fn remembered_files() {
+        let mut r = RemovedSessions::default();
+        let e = |v: serde_json::Value| v.as_object().unwrap().clone();
+        r.remember(&e(
+            serde_json::json!({"sessionId": "a", "sessionFile": "x.jsonl"}),
+        ));
+        r.remember(&e(serde_json::json!({"sessionId": "a"})));
+        r.remember(&e(serde_json::json!({"sessionId": "b"})));
+        r.remember(&e(
+            serde_json::json!({"sessionId": "b", "sessionFile": "y.jsonl"}),
+        ));
+        let got: Vec<_> = r.iter().collect();
+        assert_eq!(
+            got,
+            [(Some("a"), Some("x.jsonl")), (Some("b"), Some("y.jsonl"))]
+        );
+    }
+
+    #[test]
+    fn retention_by_name_timestamp() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        for n in [
+            "a.jsonl.reset.2020-01-01T00-00-00.000Z",
+            "b.jsonl.deleted.2020-01-01T00-00-00.000Z",
+            "c.jsonl.bak.2020-01-01T00-00-00.000Z",
+            "d.jsonl.reset.2020-01-01T00-00-00Z",
+            "e.jsonl.reset.garbage",
+            "f.jsonl.reset.2099-01-01T00-00-00.000Z",
+        ] {
+            std::fs::write(root.join(n), "x").unwrap();
+        }
+        let mut g = DirGuard::new(&root);
+        let rules = [
+            RetentionRule {
+                reason: ArchiveReason::Deleted,
+                older_than_ms: 86_400_000,
+            },
+            RetentionRule {
+                reason: ArchiveReason::Reset,
+                older_than_ms: 86_400_000,
+            },
+        ];
+        assert_eq!(
+            apply_retention(
+                std::slice::from_ref(&root),
+                &rules,
+                1_800_000_000_000,
+                &mut g
+            ),
+            3
+        );
+        let mut left: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "c.jsonl.bak.2020-01-01T00-00-00.000Z",
+                "e.jsonl.reset.garbage",
+                "f.jsonl.reset.2099-01-01T00-00-00.000Z"
+            ]
+        );
+    }
+}

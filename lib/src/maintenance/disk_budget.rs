@@ -1,0 +1,389 @@
+//! The disk budget (`store.md` §4.8, `enforceSessionDiskBudget`): when the sessions
+//! directory (with the store as it would be written) exceeds `maxDiskBytes`, remove
+//! orphan prompt blobs, then archives and unreferenced files, then the oldest
+//! unprotected entries with their files, until it is at most `highWaterBytes`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::artifacts::{
+    blob_ref_counts, is_blob_removable, is_unreferenced_artifact, referenced_paths, Remover,
+};
+use super::config::{MaintenanceConfig, TEMP_STALE_MS};
+use super::files::{
+    mtime_ms, prompt_blob_hash, read_prompt_blob_files, read_sessions_dir_files, DirGuard,
+    RemovalReason, SessionFile,
+};
+use super::paths::{trajectory_paths, SessionPaths};
+use super::rules::{is_preserved, WorkingSet};
+use crate::artifact::{is_archive_artifact, is_store_temp};
+use crate::jsjson;
+use crate::session_key::js_trim;
+use crate::store::prompt_blobs::project_for_persistence;
+
+/// The `diskBudget` object of the summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskBudgetReport {
+    /// Bytes before (store counted as it would be written).
+    pub total_bytes_before: i64,
+    /// Bytes after the removals.
+    pub total_bytes_after: i64,
+    /// Files removed (empty files are not counted).
+    pub removed_files: u64,
+    /// Entries evicted.
+    pub removed_entries: u64,
+    /// Bytes of the removed files.
+    pub freed_bytes: u64,
+    /// `maxDiskBytes`.
+    pub max_bytes: u64,
+    /// `highWaterBytes`.
+    pub high_water_bytes: u64,
+    /// Whether the directory was over `maxDiskBytes`.
+    pub over_budget: bool,
+}
+
+/// How the budget runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetMode {
+    /// Measure only (warn mode).
+    WarnOnly,
+    /// Compute what would be removed (preview).
+    DryRun,
+    /// Remove.
+    Enforce,
+}
+
+/// What the budget did besides its report.
+#[derive(Debug, Clone, Default)]
+pub struct BudgetOutcome {
+    /// The report (`None` without `maxDiskBytes`).
+    pub report: Option<DiskBudgetReport>,
+    /// Entries evicted, in eviction order.
+    pub evicted: Vec<usize>,
+    /// Canonical paths of the files removed (or that would be).
+    pub removed_paths: HashSet<PathBuf>,
+}
+
+/// The length of one entry's chunk in `JSON.stringify(store, null, 2)`:
+/// `  "<key>": {…}` without the separator.
+fn chunk_len(buf: &mut String, key: &str, entry: &Map<String, Value>) -> i64 {
+    buf.clear();
+    buf.push_str("  ");
+    jsjson::write_string(buf, key);
+    buf.push_str(": ");
+    jsjson::write_object(buf, entry, Some(1));
+    buf.len() as i64
+}
+
+/// Inputs of one budget pass.
+pub struct BudgetParams<'a> {
+    /// The store file.
+    pub store_path: &'a Path,
+    /// The resolved maintenance settings.
+    pub maintenance: &'a MaintenanceConfig,
+    /// `--active-key`, never evicted.
+    pub active_key: Option<&'a str>,
+    /// The preserve set.
+    pub preserve: &'a HashSet<String>,
+    /// The clock.
+    pub now_ms: i64,
+    /// Warn, dry run or enforce.
+    pub mode: BudgetMode,
+}
+
+/// `enforceSessionDiskBudget` on the live entries of `ws`.
+pub fn enforce_disk_budget(
+    ws: &mut WorkingSet<'_>,
+    paths: &SessionPaths,
+    guard: &mut DirGuard,
+    p: &BudgetParams<'_>,
+) -> BudgetOutcome {
+    let mut out = BudgetOutcome::default();
+    let (Some(max_bytes), Some(high_water)) =
+        (p.maintenance.max_disk_bytes, p.maintenance.high_water_bytes)
+    else {
+        return out;
+    };
+    let real_dir = paths.real_dir();
+    let sessions_dir = paths.sessions_dir();
+    let files = read_sessions_dir_files(real_dir);
+    let blobs = read_prompt_blob_files(real_dir);
+    let store_canonical = paths.canonical(p.store_path);
+    let store_file_size = files
+        .iter()
+        .find(|f| f.canonical == store_canonical)
+        .map_or(0, |f| f.size as i64);
+
+    // The store as it would be written: per-entry chunk sizes of the projected form.
+    let mut buf = String::new();
+    let mut chunks: HashMap<usize, i64> = HashMap::with_capacity(ws.len());
+    let mut blob_bytes_by_hash: HashMap<String, i64> = HashMap::new();
+    let existing_blobs: HashMap<&str, &SessionFile> = blobs
+        .iter()
+        .filter_map(|b| prompt_blob_hash(&b.name).map(|h| (h, b)))
+        .collect();
+    let mut entry_blob_hash: HashMap<usize, String> = HashMap::new();
+    for (i, k, e) in ws.iter() {
+        let (projected, needed) = project_for_persistence(e, sessions_dir);
+        let pe = projected.as_ref().unwrap_or(e);
+        chunks.insert(i, chunk_len(&mut buf, k, pe));
+        if let Some(r) = pe.get("skillsSnapshot").and_then(|s| s.get("promptRef")) {
+            if r.get("algorithm").and_then(Value::as_str) == Some("sha256") {
+                if let Some(h) = r.get("hash").and_then(Value::as_str) {
+                    entry_blob_hash.insert(i, h.to_string());
+                }
+            }
+        }
+        for blob in needed {
+            let hash = blob
+                .path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("")
+                .to_string();
+            if !existing_blobs.contains_key(hash.as_str()) {
+                blob_bytes_by_hash.insert(hash, blob.bytes.len() as i64);
+            }
+        }
+    }
+    let n = ws.len() as i64;
+    let mut store_bytes: i64 = if n == 0 {
+        2
+    } else {
+        chunks.values().sum::<i64>() + 2 * (n - 1) + 4
+    };
+    let mut refs = blob_ref_counts(ws, sessions_dir);
+    let projected_blob_bytes: i64 = blob_bytes_by_hash.values().sum();
+    let mut total: i64 = files
+        .iter()
+        .chain(&blobs)
+        .map(|f| f.size as i64)
+        .sum::<i64>()
+        - store_file_size
+        + store_bytes
+        + projected_blob_bytes;
+    let before = total;
+    let mut report = DiskBudgetReport {
+        total_bytes_before: before,
+        total_bytes_after: total,
+        max_bytes,
+        high_water_bytes: high_water,
+        ..Default::default()
+    };
+    if total <= max_bytes as i64 {
+        out.report = Some(report);
+        return out;
+    }
+    report.over_budget = true;
+    if p.mode == BudgetMode::WarnOnly {
+        out.report = Some(report);
+        return out;
+    }
+    let hw = high_water as i64;
+    let dry_run = p.mode == BudgetMode::DryRun;
+    let referenced = referenced_paths(ws, paths);
+    let now = p.now_ms as f64;
+    let temp_cutoff = now - TEMP_STALE_MS as f64;
+    let blob_cutoff = now - TEMP_STALE_MS as f64;
+    let store_base = p
+        .store_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let mut remover = Remover {
+        sizes: files
+            .iter()
+            .chain(&blobs)
+            .map(|f| (f.canonical.clone(), f.size))
+            .collect(),
+        simulated: HashSet::new(),
+        dry_run,
+        guard,
+    };
+    let mut removed_files = 0u64;
+    let mut freed = 0u64;
+
+    // Re-checks a blob with its current mtime before a real removal.
+    let remove_blob = |remover: &mut Remover<'_>,
+                       f: &SessionFile,
+                       refs: &HashMap<String, u64>,
+                       removed_paths: &mut HashSet<PathBuf>|
+     -> u64 {
+        let mut f = f.clone();
+        if !dry_run {
+            let Ok(m) = std::fs::metadata(&f.path) else {
+                return 0;
+            };
+            if !m.is_file() {
+                return 0;
+            }
+            f.size = m.len();
+            f.mtime_ms = mtime_ms(&m);
+        }
+        if !is_blob_removable(&f, refs, blob_cutoff, temp_cutoff) {
+            return 0;
+        }
+        let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::DiskBudget);
+        if bytes > 0 {
+            removed_paths.insert(f.canonical.clone());
+        }
+        bytes
+    };
+
+    // 1. Orphan prompt blobs, oldest first.
+    let mut blob_queue: Vec<&SessionFile> = blobs
+        .iter()
+        .filter(|b| is_blob_removable(b, &refs, blob_cutoff, temp_cutoff))
+        .collect();
+    blob_queue.sort_by(|a, b| a.mtime_ms.total_cmp(&b.mtime_ms));
+    for f in blob_queue {
+        if total <= hw {
+            break;
+        }
+        let bytes = remove_blob(&mut remover, f, &refs, &mut out.removed_paths);
+        if bytes == 0 {
+            continue;
+        }
+        total -= bytes as i64;
+        freed += bytes;
+        removed_files += 1;
+    }
+
+    // 2. Stale temps, archives and unreferenced artifacts, oldest first (no age threshold).
+    let mut file_queue: Vec<&SessionFile> = files
+        .iter()
+        .filter(|f| {
+            if is_store_temp(&f.name, store_base) {
+                f.mtime_ms <= temp_cutoff
+            } else {
+                is_archive_artifact(&f.name) || is_unreferenced_artifact(f, &referenced)
+            }
+        })
+        .collect();
+    file_queue.sort_by(|a, b| a.mtime_ms.total_cmp(&b.mtime_ms));
+    for f in file_queue {
+        if total <= hw {
+            break;
+        }
+        let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::DiskBudget);
+        if bytes == 0 {
+            continue;
+        }
+        out.removed_paths.insert(f.canonical.clone());
+        total -= bytes as i64;
+        freed += bytes;
+        removed_files += 1;
+    }
+
+    // 3. Entries, oldest first, with their files when no other entry shares the session.
+    if total > hw {
+        let active = p
+            .active_key
+            .map(|a| js_trim(a).to_lowercase())
+            .filter(|a| !a.is_empty());
+        let mut id_refs: HashMap<String, u64> = HashMap::new();
+        for (_, _, e) in ws.iter() {
+            if let Some(id) = e
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                *id_refs.entry(id.to_string()).or_insert(0) += 1;
+            }
+        }
+        let mut order: Vec<(usize, f64)> = ws
+            .iter()
+            .map(|(i, _, e)| {
+                let u = e
+                    .get("updatedAt")
+                    .and_then(Value::as_f64)
+                    .filter(|u| u.is_finite())
+                    .unwrap_or(0.0);
+                (i, u)
+            })
+            .collect();
+        order.sort_by(|a, b| a.1.total_cmp(&b.1));
+        for (i, _) in order {
+            if total <= hw {
+                break;
+            }
+            let key = ws.key(i);
+            if active
+                .as_deref()
+                .is_some_and(|a| js_trim(key).to_lowercase() == a)
+            {
+                continue;
+            }
+            if is_preserved(key, ws.entry(i), p.preserve) {
+                continue;
+            }
+            let previous = store_bytes;
+            let chunk = chunks.remove(&i).unwrap_or(0);
+            store_bytes = (store_bytes - (chunk + 2)).max(2);
+            total += store_bytes - previous;
+            if let Some(hash) = entry_blob_hash.get(&i) {
+                let left = refs.get(hash).copied().unwrap_or(1).saturating_sub(1);
+                if left > 0 {
+                    refs.insert(hash.clone(), left);
+                } else {
+                    refs.remove(hash);
+                    match blob_bytes_by_hash.get(hash).copied().filter(|b| *b > 0) {
+                        Some(virtual_bytes) => total -= virtual_bytes,
+                        None => {
+                            if let Some(f) = existing_blobs.get(hash.as_str()) {
+                                if is_blob_removable(f, &refs, blob_cutoff, temp_cutoff) {
+                                    let bytes =
+                                        remove_blob(&mut remover, f, &refs, &mut out.removed_paths);
+                                    if bytes > 0 {
+                                        total -= bytes as i64;
+                                        freed += bytes;
+                                        removed_files += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let entry = ws.entry(i).clone();
+            ws.remove(i);
+            out.evicted.push(i);
+            report.removed_entries += 1;
+            let Some(id) = entry
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            else {
+                continue;
+            };
+            let left = id_refs.get(id).copied().unwrap_or(1).saturating_sub(1);
+            if left > 0 {
+                id_refs.insert(id.to_string(), left);
+                continue;
+            }
+            id_refs.remove(id);
+            let Some(transcript) = paths.entry_transcript(&entry) else {
+                continue;
+            };
+            let (runtime, pointer) = trajectory_paths(&transcript);
+            for path in [transcript, pointer, runtime] {
+                let canonical = paths.canonical(&path);
+                let bytes = remover.remove(&path, &canonical, RemovalReason::DiskBudget);
+                if bytes == 0 {
+                    continue;
+                }
+                out.removed_paths.insert(canonical);
+                total -= bytes as i64;
+                freed += bytes;
+                removed_files += 1;
+            }
+        }
+    }
+    report.total_bytes_after = total;
+    report.removed_files = removed_files;
+    report.freed_bytes = freed;
+    out.report = Some(report);
+    out
+}

@@ -1,0 +1,403 @@
+//! The files maintenance sees in a sessions directory (`readSessionsDirFiles`,
+//! `readSessionPromptBlobFiles`) and the safe primitives it uses to change them.
+//!
+//! Scans list regular files only (symlinks and directories are not files here, as in the
+//! gateway). Removal and renaming never follow a symlink out of the sessions directory:
+//! a link is removed as a link, and only when its target is a regular file inside.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::paths::relative_inside;
+
+/// One regular file seen by a scan.
+#[derive(Debug, Clone)]
+pub struct SessionFile {
+    /// The file as found (`<dir>/<name>`, with the real directory).
+    pub path: PathBuf,
+    /// Its canonical path (what the gateway compares).
+    pub canonical: PathBuf,
+    /// The file name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in ms since the epoch, with sub-millisecond precision.
+    pub mtime_ms: f64,
+}
+
+/// `stat.mtimeMs` as Node computes it.
+pub fn mtime_ms(m: &std::fs::Metadata) -> f64 {
+    m.mtime() as f64 * 1000.0 + m.mtime_nsec() as f64 / 1e6
+}
+
+/// The regular files directly inside `real_dir`, in directory order. Names that are not
+/// UTF-8 are skipped (the gateway cannot stat them either).
+pub fn read_sessions_dir_files(real_dir: &Path) -> Vec<SessionFile> {
+    let Ok(rd) = std::fs::read_dir(real_dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let Ok(ft) = entry.file_type() else { continue };
+        if !ft.is_file() {
+            continue;
+        }
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let path = real_dir.join(&name);
+        out.push(SessionFile {
+            canonical: path.clone(),
+            path,
+            name,
+            size: meta.len(),
+            mtime_ms: mtime_ms(&meta),
+        });
+    }
+    out
+}
+
+fn blob_name_res() -> &'static (Regex, Regex, Regex) {
+    static RE: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
+    RE.get_or_init(|| {
+        (
+            Regex::new(r"^[a-f0-9]{2}$").expect("static regex"),
+            Regex::new(r"^[a-f0-9]{64}\.txt$").expect("static regex"),
+            Regex::new(
+                r"^[a-f0-9]{64}\.txt\.(?:\d+\.)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$",
+            )
+            .expect("static regex"),
+        )
+    })
+}
+
+/// Whether `name` is a prompt-blob temp file (`<hash>.txt.[<pid>.]<uuid>.tmp`).
+pub fn is_prompt_blob_temp(name: &str) -> bool {
+    blob_name_res().2.is_match(name)
+}
+
+/// The hash a prompt-blob file name carries (`<64 hex>.txt`).
+pub fn prompt_blob_hash(name: &str) -> Option<&str> {
+    blob_name_res().1.is_match(name).then(|| &name[..64])
+}
+
+/// The prompt-blob files (and blob temps) under `<real_dir>/skills-prompts/sha256/<xx>/`.
+pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
+    let (prefix_re, blob_re, temp_re) = blob_name_res();
+    let root = real_dir.join("skills-prompts").join("sha256");
+    let Ok(rd) = std::fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for prefix in rd.flatten() {
+        if !prefix.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(pname) = prefix.file_name().into_string() else {
+            continue;
+        };
+        if !prefix_re.is_match(&pname) {
+            continue;
+        }
+        let pdir = root.join(&pname);
+        let real_pdir = std::fs::canonicalize(&pdir).unwrap_or_else(|_| pdir.clone());
+        let Ok(inner) = std::fs::read_dir(&pdir) else {
+            continue;
+        };
+        for blob in inner.flatten() {
+            if !blob.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(name) = blob.file_name().into_string() else {
+                continue;
+            };
+            if !blob_re.is_match(&name) && !temp_re.is_match(&name) {
+                continue;
+            }
+            let Ok(meta) = blob.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            out.push(SessionFile {
+                path: pdir.join(&name),
+                canonical: real_pdir.join(&name),
+                name,
+                size: meta.len(),
+                mtime_ms: mtime_ms(&meta),
+            });
+        }
+    }
+    out
+}
+
+/// What happened to one file, for `--verbose` and the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileEvent {
+    /// A transcript was renamed to an archive name.
+    Archived {
+        /// The transcript.
+        from: PathBuf,
+        /// The archive.
+        to: PathBuf,
+    },
+    /// A file was deleted.
+    Removed {
+        /// The file.
+        path: PathBuf,
+        /// Which rule removed it.
+        reason: RemovalReason,
+        /// Its size.
+        bytes: u64,
+    },
+    /// A file the gateway would touch was left alone on purpose.
+    Skipped {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// A removal or rename failed; the run went on.
+    Failed {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        error: String,
+    },
+}
+
+/// Why a file was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemovalReason {
+    /// A trajectory sidecar of a removed session.
+    Trajectory,
+    /// An archive older than its retention.
+    ArchiveRetention,
+    /// The disk budget.
+    DiskBudget,
+    /// An unreferenced artifact (orphan transcript, checkpoint, trajectory, temp, blob).
+    Unreferenced,
+}
+
+impl RemovalReason {
+    /// A short label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemovalReason::Trajectory => "trajectory sidecar of a removed session",
+            RemovalReason::ArchiveRetention => "archive retention",
+            RemovalReason::DiskBudget => "disk budget",
+            RemovalReason::Unreferenced => "unreferenced artifact",
+        }
+    }
+}
+
+/// The safe file primitives of one sessions directory: every change is checked to stay
+/// inside it, links are never followed out of it, and every change is recorded.
+#[derive(Debug)]
+pub struct DirGuard {
+    real_dir: PathBuf,
+    /// What was done, in order.
+    pub events: Vec<FileEvent>,
+    touched_dirs: HashSet<PathBuf>,
+}
+
+/// A file that may be removed: its size, and whether it is a link to it.
+enum Removable {
+    Yes(u64),
+    No,
+}
+
+impl DirGuard {
+    /// A guard for the (real) sessions directory.
+    pub fn new(real_dir: &Path) -> Self {
+        DirGuard {
+            real_dir: real_dir.to_path_buf(),
+            events: Vec::new(),
+            touched_dirs: HashSet::new(),
+        }
+    }
+
+    /// Whether `p` (lexically) lies inside the sessions directory.
+    pub fn contains(&self, p: &Path) -> bool {
+        relative_inside(&self.real_dir, p)
+    }
+
+    fn skip(&mut self, path: &Path, why: &str) {
+        self.events.push(FileEvent::Skipped {
+            path: path.to_path_buf(),
+            why: why.to_string(),
+        });
+    }
+
+    /// Checks that `path` is a regular file inside the directory, or a link inside it to
+    /// a regular file inside it; returns the size the gateway would count.
+    fn check(&mut self, path: &Path) -> Removable {
+        if !self.contains(path) {
+            self.skip(path, "outside the sessions directory");
+            return Removable::No;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Removable::No;
+        };
+        if meta.is_file() {
+            return Removable::Yes(meta.len());
+        }
+        if !meta.file_type().is_symlink() {
+            return Removable::No;
+        }
+        match std::fs::canonicalize(path) {
+            Ok(target) if self.contains(&target) => match std::fs::metadata(&target) {
+                Ok(m) if m.is_file() => Removable::Yes(m.len()),
+                _ => Removable::No,
+            },
+            Ok(_) => {
+                self.skip(path, "symlink out of the sessions directory: not followed");
+                Removable::No
+            }
+            Err(_) => Removable::No,
+        }
+    }
+
+    /// Removes a file (`removeFileIfExists`): returns the bytes the gateway counts (0 for
+    /// a missing file, an empty file, or one left alone for safety).
+    pub fn remove(&mut self, path: &Path, reason: RemovalReason) -> u64 {
+        let Removable::Yes(size) = self.check(path) else {
+            return 0;
+        };
+        match std::fs::remove_file(path) {
+            Ok(()) => {
+                self.mark_dir(path);
+                self.events.push(FileEvent::Removed {
+                    path: path.to_path_buf(),
+                    reason,
+                    bytes: size,
+                });
+                size
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => {
+                self.events.push(FileEvent::Failed {
+                    path: path.to_path_buf(),
+                    error: e.to_string(),
+                });
+                0
+            }
+        }
+    }
+
+    /// Whether `path` is a regular file (not a link) inside the directory
+    /// (`isRegularNonSymlinkFile` plus containment).
+    pub fn is_regular_inside(&self, path: &Path) -> bool {
+        self.contains(path) && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+    }
+
+    /// Removes a regular, non-link file inside the directory (trajectory sidecars).
+    pub fn remove_regular(&mut self, path: &Path, reason: RemovalReason) -> bool {
+        if !self.is_regular_inside(path) {
+            return false;
+        }
+        self.remove(path, reason);
+        true
+    }
+
+    /// Renames an existing regular file inside the directory to `to` (same directory).
+    pub fn archive(&mut self, from: &Path, to: &Path) -> bool {
+        if !self.contains(from) || !self.contains(to) {
+            self.skip(from, "outside the sessions directory");
+            return false;
+        }
+        match std::fs::symlink_metadata(from) {
+            Ok(m) if m.is_file() => {}
+            _ => return false,
+        }
+        match std::fs::rename(from, to) {
+            Ok(()) => {
+                self.mark_dir(from);
+                self.events.push(FileEvent::Archived {
+                    from: from.to_path_buf(),
+                    to: to.to_path_buf(),
+                });
+                true
+            }
+            Err(e) => {
+                self.events.push(FileEvent::Failed {
+                    path: from.to_path_buf(),
+                    error: e.to_string(),
+                });
+                false
+            }
+        }
+    }
+
+    fn mark_dir(&mut self, p: &Path) {
+        if let Some(d) = p.parent() {
+            self.touched_dirs.insert(d.to_path_buf());
+        }
+    }
+
+    /// Makes every rename and removal so far durable (one `fsync` per directory).
+    pub fn sync(&mut self) {
+        for d in self.touched_dirs.drain() {
+            let _ = crate::atomic_file::sync_dir(&d);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_lists_regular_files_only() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("a.jsonl"), "abc").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("l.jsonl")).unwrap();
+        let files = read_sessions_dir_files(&root);
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].name, "a.jsonl");
+        assert_eq!(files[0].size, 3);
+        let h = "a".repeat(64);
+        let bdir = root.join("skills-prompts/sha256/aa");
+        std::fs::create_dir_all(&bdir).unwrap();
+        std::fs::write(bdir.join(format!("{h}.txt")), "p").unwrap();
+        std::fs::write(bdir.join("notes.txt"), "p").unwrap();
+        let blobs = read_prompt_blob_files(&root);
+        assert_eq!(blobs.len(), 1);
+        assert_eq!(prompt_blob_hash(&blobs[0].name), Some(h.as_str()));
+    }
+
+    #[test]
+    fn never_follows_links_out() {
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("precious.txt");
+        std::fs::write(&target, "keep me").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let link = root.join("x.jsonl.deleted.2020-01-01T00-00-00.000Z");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut g = DirGuard::new(&root);
+        assert_eq!(g.remove(&link, RemovalReason::ArchiveRetention), 0);
+        assert!(target.exists() && std::fs::symlink_metadata(&link).is_ok());
+        assert!(matches!(g.events[0], FileEvent::Skipped { .. }));
+        assert_eq!(g.remove(&target, RemovalReason::Unreferenced), 0);
+        assert!(target.exists());
+        // A link inside to a file inside is removed as a link.
+        std::fs::write(root.join("t"), "12345").unwrap();
+        std::os::unix::fs::symlink(root.join("t"), root.join("l")).unwrap();
+        assert_eq!(
+            g.remove(&root.join("l"), RemovalReason::ArchiveRetention),
+            5
+        );
+        assert!(root.join("t").exists());
+        assert!(!g.remove_regular(&root.join("missing"), RemovalReason::Trajectory));
+    }
+}

@@ -1,0 +1,485 @@
+//! Where maintenance looks for an entry's files: the gateway's own path resolution
+//! (`resolveSessionFilePath`, `resolveSessionTranscriptPathInDir`, archive candidates,
+//! `canonicalizePathForComparison`), reproduced exactly so that the same files count as
+//! referenced, with a realpath cache so 100k entries stay cheap.
+//!
+//! These functions only *name* files. Every mutation in maintenance separately checks
+//! that the file it touches lies inside the sessions directory (spec README, decision 5).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use crate::paths::absolutize;
+use crate::session_key::{js_trim, normalize_agent_id};
+use crate::transcript_path::{agent_id_from_path, is_valid_transcript_id};
+
+/// `extractGeneratedTranscriptSessionId`: the generated (UUID v1–8) session id a
+/// transcript file name was derived from: `<id>.jsonl`, `<id>-topic-<t>.jsonl` or
+/// `<ISO stamp>_<id>.jsonl`.
+pub fn generated_session_id(session_file: &str) -> Option<&str> {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (fork, uuid) = RE.get_or_init(|| {
+        (
+            Regex::new(
+                r"^(\d{4}-\d{2}-\d{2}T[A-Za-z0-9_-]+(?:Z|[+-]\d{2}(?:-\d{2})?)?)_([^\n\r\u{2028}\u{2029}]+)$",
+            )
+            .expect("static regex"),
+            Regex::new(r"^(?i)[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+                .expect("static regex"),
+        )
+    });
+    let trimmed = js_trim(session_file);
+    if trimmed.is_empty() {
+        return None;
+    }
+    let base = js_basename(trimmed);
+    let stem = base.strip_suffix(".jsonl")?;
+    if let Some(i) = stem.find("-topic-").filter(|&i| i > 0) {
+        let id = &stem[..i];
+        return uuid.is_match(id).then_some(id);
+    }
+    if let Some(c) = fork.captures(stem) {
+        let id = c.get(2).map_or("", |m| m.as_str());
+        return uuid.is_match(id).then_some(id);
+    }
+    uuid.is_match(stem).then_some(stem)
+}
+
+/// `path.basename` of a POSIX path string (trailing slashes ignored).
+pub fn js_basename(p: &str) -> &str {
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        return if p.is_empty() { "" } else { "/" };
+    }
+    t.rsplit('/').next().unwrap_or(t)
+}
+
+/// Whether `target` lies strictly inside `base` in the sense of the gateway's
+/// `path.relative` checks: a non-empty relative path whose text does not start with `..`.
+pub fn relative_inside(base: &Path, target: &Path) -> bool {
+    match target.strip_prefix(base) {
+        Ok(rest) => match rest.components().next() {
+            Some(Component::Normal(first)) => !first.as_encoded_bytes().starts_with(b".."),
+            _ => false,
+        },
+        Err(_) => false,
+    }
+}
+
+/// `isPathInside`-style strict containment (`resolvedFile !== resolvedParent`): the first
+/// relative segment must not be `..` itself.
+pub fn strictly_inside(base: &Path, target: &Path) -> bool {
+    target
+        .strip_prefix(base)
+        .is_ok_and(|rest| !rest.as_os_str().is_empty())
+}
+
+/// Which of an entry's session files a `sessionFile` names, relative to its `sessionId`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileState {
+    Custom,
+    Current,
+    Stale,
+}
+
+fn classify(session_id: Option<&str>, session_file: &str) -> FileState {
+    match generated_session_id(session_file) {
+        None => FileState::Custom,
+        Some(g) if Some(g) == session_id => FileState::Current,
+        Some(_) => FileState::Stale,
+    }
+}
+
+/// Path resolution for one store's sessions directory.
+#[derive(Debug)]
+pub struct SessionPaths {
+    sessions_dir: PathBuf,
+    real_dir: PathBuf,
+    agents_root: PathBuf,
+    legacy_dir: Option<PathBuf>,
+    cwd: PathBuf,
+    real_dirs: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl SessionPaths {
+    /// Paths for the store at `store_path`; `state_dir` locates the default
+    /// `<stateDir>/agents/<id>/sessions` directories, `legacy_dir` the home-based
+    /// `~/.openclaw/sessions`, and `cwd` resolves relative paths.
+    pub fn new(store_path: &Path, state_dir: &Path, legacy_dir: Option<&Path>, cwd: &Path) -> Self {
+        let store = absolutize(store_path, cwd);
+        let sessions_dir = store
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let real_dir =
+            std::fs::canonicalize(&sessions_dir).unwrap_or_else(|_| sessions_dir.clone());
+        SessionPaths {
+            sessions_dir,
+            real_dir,
+            agents_root: absolutize(&state_dir.join("agents"), cwd),
+            legacy_dir: legacy_dir.map(|d| absolutize(d, cwd)),
+            cwd: cwd.to_path_buf(),
+            real_dirs: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The sessions directory (the store's directory, absolute).
+    pub fn sessions_dir(&self) -> &Path {
+        &self.sessions_dir
+    }
+
+    /// The sessions directory after realpath.
+    pub fn real_dir(&self) -> &Path {
+        &self.real_dir
+    }
+
+    fn real_parent(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(hit) = self.real_dirs.borrow().get(dir) {
+            return hit.clone();
+        }
+        let real = std::fs::canonicalize(dir).ok();
+        self.real_dirs
+            .borrow_mut()
+            .insert(dir.to_path_buf(), real.clone());
+        real
+    }
+
+    /// `canonicalizePathForComparison`: the path made absolute (against the cwd) and
+    /// lexically normalised, then its realpath when it exists.
+    pub fn canonical(&self, p: &Path) -> PathBuf {
+        let p = absolutize(p, &self.cwd);
+        match std::fs::symlink_metadata(&p) {
+            Err(_) => p,
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&p).unwrap_or(p),
+            Ok(_) => match (p.parent(), p.file_name()) {
+                (Some(parent), Some(name)) => match self.real_parent(parent) {
+                    Some(real) => real.join(name),
+                    None => p,
+                },
+                _ => p,
+            },
+        }
+    }
+
+    /// Whether a canonical path lies inside the (real) sessions directory.
+    pub fn is_inside(&self, canonical: &Path) -> bool {
+        relative_inside(&self.real_dir, canonical)
+    }
+
+    fn resolve_in_agent_dir(&self, agent_dir: &Path, real_candidate: &Path) -> Option<PathBuf> {
+        let base = std::fs::canonicalize(agent_dir).unwrap_or_else(|_| agent_dir.to_path_buf());
+        relative_inside(&base, real_candidate).then(|| real_candidate.to_path_buf())
+    }
+
+    fn agent_fallback(&self, agent_id: &str, real_candidate: &Path) -> Option<PathBuf> {
+        let id = normalize_agent_id(agent_id);
+        let base = &self.real_dir;
+        if base.file_name().is_some_and(|n| n == "sessions") {
+            if let Some(agents) = base.parent().and_then(Path::parent) {
+                if agents.file_name().is_some_and(|n| n == "agents") {
+                    let sibling = agents.join(&id).join("sessions");
+                    if let Some(p) = self.resolve_in_agent_dir(&sibling, real_candidate) {
+                        return Some(p);
+                    }
+                }
+            }
+        }
+        self.resolve_in_agent_dir(&self.agents_root.join(&id).join("sessions"), real_candidate)
+    }
+
+    /// `resolvePathWithinSessionsDir(sessionsDir, candidate)` without an explicit agent:
+    /// relative names are joined to the real directory (lexically), absolute ones are
+    /// realpath-ed and must be inside it or inside an `agents/<id>/sessions` directory.
+    pub fn within_sessions_dir(&self, candidate: &str) -> Option<PathBuf> {
+        let trimmed = js_trim(candidate);
+        if trimmed.is_empty() {
+            return None;
+        }
+        let p = Path::new(trimmed);
+        if !p.is_absolute() {
+            if trimmed.starts_with("..") {
+                return None;
+            }
+            return Some(absolutize(&self.real_dir.join(p), Path::new("/")));
+        }
+        let real = self.canonical(p);
+        if relative_inside(&self.real_dir, &real) {
+            return Some(real);
+        }
+        if real == self.real_dir {
+            return None;
+        }
+        let agent = agent_id_from_path(&real)?;
+        if let Some(found) = self.agent_fallback(&agent, &real) {
+            return Some(found);
+        }
+        // Structural fallback: `…/agents/<id>/sessions/<file>` with a canonical id.
+        let parts: Vec<&str> = real.iter().filter_map(|c| c.to_str()).collect();
+        let i = parts.iter().rposition(|c| *c == "sessions")?;
+        let agent_part = parts.get(i.checked_sub(1)?)?;
+        let lowered = js_trim(agent_part).to_lowercase();
+        if normalize_agent_id(agent_part) != lowered || parts.len() != i + 2 {
+            return None;
+        }
+        let file = parts[i + 1];
+        (file != "." && file != "..").then_some(real)
+    }
+
+    /// `resolveSessionTranscriptPathInDir(sessionId, sessionsDir)`: `<realDir>/<id>.jsonl`
+    /// for a valid id.
+    pub fn transcript_in_dir(&self, session_id: &str) -> Option<PathBuf> {
+        let id = js_trim(session_id);
+        is_valid_transcript_id(id).then(|| self.real_dir.join(format!("{id}.jsonl")))
+    }
+
+    /// `resolveSessionFilePath(sessionId, {sessionFile}, {sessionsDir})`: the entry's
+    /// `sessionFile` when it resolves, else `<sessionId>.jsonl`.
+    pub fn session_file_path(
+        &self,
+        session_id: Option<&str>,
+        session_file: Option<&str>,
+    ) -> Option<PathBuf> {
+        if let Some(f) = session_file {
+            if let Some(p) = self.within_sessions_dir(f) {
+                return Some(p);
+            }
+        }
+        self.transcript_in_dir(session_id?)
+    }
+
+    /// `resolveSessionTranscriptPathForEntry`: the entry's transcript, canonical, when it
+    /// lies inside the sessions directory.
+    pub fn entry_transcript(&self, entry: &Map<String, Value>) -> Option<PathBuf> {
+        let id = entry.get("sessionId").and_then(Value::as_str)?;
+        if id.is_empty() {
+            return None;
+        }
+        let file = entry.get("sessionFile").and_then(Value::as_str);
+        let resolved = self.session_file_path(Some(id), file)?;
+        let canonical = self.canonical(&resolved);
+        self.is_inside(&canonical).then_some(canonical)
+    }
+
+    /// `resolveSessionArtifactCanonicalPathsForEntry`: the transcript and its trajectory
+    /// pointer and runtime sidecars, canonical (empty when the transcript is outside).
+    pub fn entry_artifacts(&self, entry: &Map<String, Value>) -> Vec<PathBuf> {
+        let Some(t) = self.entry_transcript(entry) else {
+            return Vec::new();
+        };
+        let (runtime, pointer) = trajectory_paths(&t);
+        let pointer = self.canonical(&pointer);
+        let runtime = self.canonical(&runtime);
+        vec![t, pointer, runtime]
+    }
+
+    /// The canonical files `compactionCheckpoints[].{pre,post}Compaction.sessionFile` name
+    /// inside the sessions directory.
+    pub fn checkpoint_files(&self, entry: &Map<String, Value>) -> Vec<PathBuf> {
+        let Some(Value::Array(cps)) = entry.get("compactionCheckpoints") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for cp in cps {
+            for side in ["preCompaction", "postCompaction"] {
+                let Some(f) = cp
+                    .get(side)
+                    .and_then(|s| s.get("sessionFile"))
+                    .and_then(Value::as_str)
+                    .map(js_trim)
+                    .filter(|f| !f.is_empty())
+                else {
+                    continue;
+                };
+                let c = self.canonical(Path::new(f));
+                if self.is_inside(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    /// `resolveSessionTranscriptCandidates(sessionId, storePath, sessionFile)`: every file
+    /// that may hold a removed session's transcript, de-duplicated, in the gateway's order
+    /// (not yet canonical, not yet restricted to the directory).
+    pub fn archive_candidates(
+        &self,
+        session_id: Option<&str>,
+        session_file: Option<&str>,
+    ) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        let file = session_file.filter(|f| !f.is_empty());
+        let state = file.map(|f| classify(session_id, f));
+        if state.is_some_and(|s| s != FileState::Stale) {
+            out.extend(self.session_file_path(session_id, file));
+        }
+        if let Some(id) = session_id {
+            out.extend(self.transcript_in_dir(id));
+        }
+        if state == Some(FileState::Stale) {
+            out.extend(self.session_file_path(session_id, file));
+        }
+        if let (Some(dir), Some(id)) = (&self.legacy_dir, session_id) {
+            let id = js_trim(id);
+            if is_valid_transcript_id(id) {
+                let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                out.push(real.join(format!("{id}.jsonl")));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|p| seen.insert(p.clone()));
+        out
+    }
+}
+
+/// The trajectory sidecars of a transcript path: (runtime `.trajectory.jsonl`, pointer
+/// `.trajectory-path.json`), by string substitution as the gateway does.
+pub fn trajectory_paths(transcript: &Path) -> (PathBuf, PathBuf) {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let s = transcript.as_os_str().as_bytes();
+    let base = s.strip_suffix(b".jsonl").unwrap_or(s);
+    let with = |suffix: &[u8]| PathBuf::from(OsStr::from_bytes(&[base, suffix].concat()));
+    (with(b".trajectory.jsonl"), with(b".trajectory-path.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const U: &str = "123e4567-e89b-42d3-a456-426614174000";
+
+    #[test]
+    fn generated_ids() {
+        assert_eq!(generated_session_id(&format!("/x/{U}.jsonl")), Some(U));
+        assert_eq!(
+            generated_session_id(&format!("{U}-topic-42.jsonl")),
+            Some(U)
+        );
+        assert_eq!(
+            generated_session_id(&format!("2026-01-02T03-04-05-678Z_{U}.jsonl")),
+            Some(U)
+        );
+        assert_eq!(generated_session_id("custom.jsonl"), None);
+        assert_eq!(generated_session_id(&format!("{U}.json")), None);
+        // Version 9 is not a generated id.
+        assert_eq!(
+            generated_session_id("123e4567-e89b-92d3-a456-426614174000.jsonl"),
+            None
+        );
+    }
+
+    #[test]
+    fn inside_checks() {
+        let b = Path::new("/a/s");
+        assert!(relative_inside(b, Path::new("/a/s/x.jsonl")));
+        assert!(relative_inside(b, Path::new("/a/s/sub/x.jsonl")));
+        assert!(!relative_inside(b, Path::new("/a/s")));
+        assert!(!relative_inside(b, Path::new("/a/sx/y")));
+        assert!(!relative_inside(b, Path::new("/a/s/..x")));
+        assert!(strictly_inside(b, Path::new("/a/s/..x")));
+    }
+
+    #[test]
+    fn resolution_like_the_gateway() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let sessions = root.join("state/agents/main/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        std::fs::create_dir_all(root.join("state/agents/work/sessions")).unwrap();
+        let p = SessionPaths::new(
+            &sessions.join("sessions.json"),
+            &root.join("state"),
+            None,
+            &root,
+        );
+        assert_eq!(
+            p.within_sessions_dir("a.jsonl"),
+            Some(sessions.join("a.jsonl"))
+        );
+        assert_eq!(p.within_sessions_dir("../a.jsonl"), None);
+        // The gateway joins relative names lexically: this one escapes.
+        assert_eq!(
+            p.within_sessions_dir("sub/../../a.jsonl"),
+            Some(root.join("state/agents/main/a.jsonl"))
+        );
+        let sib = root.join("state/agents/work/sessions/s.jsonl");
+        assert_eq!(p.within_sessions_dir(sib.to_str().unwrap()), Some(sib));
+        // Structural fallback: any `agents/<id>/sessions/<file>` shape.
+        let elsewhere = root.join("other/agents/x/sessions/f.jsonl");
+        assert_eq!(
+            p.within_sessions_dir(elsewhere.to_str().unwrap()),
+            Some(elsewhere)
+        );
+        assert_eq!(p.within_sessions_dir("/etc/passwd"), None);
+        assert_eq!(
+            p.session_file_path(Some("abc"), Some("/etc/passwd")),
+            Some(sessions.join("abc.jsonl"))
+        );
+        assert_eq!(p.session_file_path(Some("../evil"), None), None);
+        // Outside transcripts are not artifacts of the entry.
+        let mut e = Map::new();
+        e.insert("sessionId".into(), Value::from("abc"));
+        e.insert(
+            "sessionFile".into(),
+            Value::from(
+                root.join("state/agents/work/sessions/s.jsonl")
+                    .to_str()
+                    .unwrap(),
+            ),
+        );
+        assert!(p.entry_artifacts(&e).is_empty());
+        e.shift_remove("sessionFile");
+        assert_eq!(
+            p.entry_artifacts(&e),
+            vec![
+                sessions.join("abc.jsonl"),
+                sessions.join("abc.trajectory-path.json"),
+                sessions.join("abc.trajectory.jsonl")
+            ]
+        );
+    }
+
+    #[test]
+    fn candidates_order_stale_file_last() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let p = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
+        let other = "223e4567-e89b-42d3-a456-426614174000";
+        let c = p.archive_candidates(Some(U), Some(&format!("{other}.jsonl")));
+        assert_eq!(
+            c,
+            vec![
+                root.join(format!("{U}.jsonl")),
+                root.join(format!("{other}.jsonl"))
+            ]
+        );
+        let c = p.archive_candidates(Some(U), Some("custom.jsonl"));
+        assert_eq!(
+            c,
+            vec![root.join("custom.jsonl"), root.join(format!("{U}.jsonl"))]
+        );
+        let c = p.archive_candidates(None, Some("custom.jsonl"));
+        assert_eq!(c, vec![root.join("custom.jsonl")]);
+    }
+
+    #[test]
+    fn canonical_follows_symlinked_parents() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        std::fs::write(root.join("real/f"), "x").unwrap();
+        let p = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
+        assert_eq!(p.canonical(&root.join("link/f")), root.join("real/f"));
+        assert_eq!(
+            p.canonical(&root.join("link/missing")),
+            root.join("link/missing")
+        );
+    }
+}
