@@ -371,6 +371,7 @@ impl StateDb {
             .map_err(err)?;
         conn.execute_batch("PRAGMA query_only = ON; PRAGMA trusted_schema = OFF;")
             .map_err(err)?;
+        keep_wal_on_close(&conn).map_err(err)?;
         let mut db = StateDb {
             conn,
             path: path.to_path_buf(),
@@ -405,6 +406,7 @@ impl StateDb {
         let version = user_version(&conn).map_err(err)?;
         check_writable_version(path, version)?;
         configure_connection(&conn, path, policy)?;
+        keep_wal_on_close(&conn).map_err(err)?;
         let mut db = StateDb {
             conn,
             path: path.to_path_buf(),
@@ -523,6 +525,18 @@ impl StateDb {
             .unwrap_or(0);
         main + wal
     }
+}
+
+/// Leaves the WAL in place when this (short-lived) connection closes, as it would stay
+/// while a gateway holds the database open: no checkpoint and two fsyncs per command.
+/// Committed transactions are in the WAL either way; the gateway's and SQLite's automatic
+/// checkpoints (every 1000 pages) fold it back.
+fn keep_wal_on_close(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .map(|_| ())
 }
 
 fn sidecar(path: &Path, suffix: &str) -> PathBuf {

@@ -165,7 +165,9 @@ pub fn drain(
             if !targets.is_empty() && !targets.contains(&c.target_session_key) {
                 continue;
             }
-            let notice = c.pending_notice().expect("selected as pending");
+            let Some(notice) = c.pending_notice() else {
+                continue;
+            };
             let next = c.material_sequence.max(c.notified_sequence);
             tx.prepare_cached(
                 "UPDATE session_watch_cursors SET last_seen_sequence = ?1, notified_sequence = ?2, updated_at = ?3 \
