@@ -307,7 +307,7 @@ fn follow_streams_notices_across_processes_within_100ms() {
         // Measured from the start of the writing process, so it includes its own startup.
         latencies.push(t.elapsed());
         assert_eq!(line, notice(C1, expected_n));
-        expected_n = 3 + i as i64;
+        expected_n = 3 + i;
     }
     let _ = child.kill();
     let _ = child.wait();

@@ -515,7 +515,7 @@ fn version(
     keys: &[String],
     all: bool,
 ) -> Result<(), Failure> {
-    if all == !keys.is_empty() {
+    if all != keys.is_empty() {
         return Err(Failure::new(
             exit::USAGE,
             "version: give session keys, or --all",
