@@ -403,7 +403,13 @@ impl StateDb {
         let conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
             .map_err(err)?;
-        let version = user_version(&conn).map_err(err)?;
+        let mut version = user_version(&conn).map_err(err)?;
+        if version == 0 && !created {
+            // Another process may be creating it right now (or died doing so): wait for its
+            // coordinator, finish the creation if nothing was committed, and look again.
+            created = with_state_lifecycle_coordinator(path, || create_database(path, policy))?;
+            version = user_version(&conn).map_err(err)?;
+        }
         check_writable_version(path, version)?;
         configure_connection(&conn, path, policy)?;
         keep_wal_on_close(&conn).map_err(err)?;
@@ -700,12 +706,17 @@ fn create_database(path: &Path, policy: JournalPolicy) -> Result<bool, DbError> 
     .map_err(err)?;
     conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
         .map_err(err)?;
-    let pages: i64 = conn
-        .query_row("PRAGMA page_count", [], |r| r.get(0))
+    let objects: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+            [],
+            |r| r.get(0),
+        )
         .map_err(err)?;
-    if pages != 0 {
+    if objects != 0 {
         return Ok(false);
     }
+    // Before the first table, as the gateway does for a fresh file.
     conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")
         .map_err(err)?;
     configure_connection(&conn, path, policy)?;
@@ -894,6 +905,25 @@ mod tests {
         c.execute_batch("PRAGMA user_version = 3;").unwrap();
         drop(c);
         assert_eq!(StateDb::open_write(&path).unwrap_err().exit_code(), 65);
+    }
+
+    #[test]
+    fn a_half_created_database_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL;")
+            .unwrap();
+        drop(c);
+        assert!(std::fs::metadata(&path).unwrap().len() > 0);
+        let db = StateDb::open_write(&path).unwrap();
+        assert!(db.was_created());
+        assert_eq!(db.user_version(), 15);
+        let av: i64 = db
+            .conn()
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(av, 2);
     }
 
     #[test]
