@@ -316,4 +316,9 @@ fn eight_writers_while_following_with_drain() {
     }
     let pending = ok(sb.watch(now_ms(), &["pending"]));
     assert!(pending.is_empty(), "{pending}");
+    eprintln!(
+        "with --drain: {} notices (follow-ups included) over {} pairs, all cursors idle",
+        notices.len(),
+        per_pair.len()
+    );
 }
