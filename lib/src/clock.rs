@@ -1,7 +1,10 @@
 //! The clock: `--now` parsing and the gateway's timestamp text forms.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use thiserror::Error;
+
+/// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T21:55:15.244Z`.
+pub use crate::js::to_iso_string as iso_ms;
 
 /// A `--now` (or other timestamp) value that is neither epoch milliseconds nor ISO-8601.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -46,13 +49,6 @@ pub fn parse_time_ms(input: &str) -> Result<i64, ClockError> {
             .timestamp_millis());
     }
     Err(err())
-}
-
-/// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T21:55:15.244Z`.
-pub fn iso_ms(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// The archive timestamp of a file name: the ISO form with every `:` turned into `-`.

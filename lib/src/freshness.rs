@@ -7,9 +7,10 @@
 //! wall-clock hour skipped by a DST change resolves with the offset in force before it
 //! (i.e. one hour later), a repeated hour resolves to its first occurrence.
 
-use chrono::{DateTime, Duration, NaiveDateTime, Offset, TimeZone};
+use chrono::TimeZone;
 use serde_json::{Map, Value};
 
+use crate::js;
 use crate::session_key::{field, js_trim, js_truthy, lower_trim, nullish, opt_str, thread_id};
 
 /// How a session expires.
@@ -303,55 +304,25 @@ pub fn reset_channel_for_entry(entry: &Map<String, Value>) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// The instant of a local wall-clock time, resolved as JavaScript `Date` does.
-///
-/// Only UTC → local offsets are consulted (chrono's local → UTC lookup treats the end of a
-/// repeated hour as ambiguous, V8 does not): every offset in force within ±36 h is tried,
-/// the earliest consistent instant wins, and a skipped time takes the offset from before
-/// the transition.
-fn local_to_ms<Tz: TimeZone>(tz: &Tz, local: NaiveDateTime) -> i64 {
-    let offset_at =
-        |utc: NaiveDateTime| i64::from(tz.offset_from_utc_datetime(&utc).fix().local_minus_utc());
-    let before = offset_at(local - Duration::hours(36));
-    let candidates = [
-        before,
-        offset_at(local),
-        offset_at(local + Duration::hours(36)),
-    ];
-    let local_ms = local.and_utc().timestamp_millis();
-    candidates
-        .iter()
-        .map(|off| local_ms - off * 1000)
-        .filter(|&ms| {
-            DateTime::from_timestamp_millis(ms)
-                .is_some_and(|t| offset_at(t.naive_utc()) * 1000 == local_ms - ms)
-        })
-        .min()
-        .unwrap_or(local_ms - before * 1000)
-}
-
-fn wall_clock<Tz: TimeZone>(tz: &Tz, ms: i64) -> Option<NaiveDateTime> {
-    let utc = DateTime::from_timestamp_millis(ms)?.naive_utc();
-    Some(tz.from_utc_datetime(&utc).naive_local())
-}
-
 /// `resolveDailyResetAtMs`: today's local `at_hour:00`, or yesterday's if `now_ms` is before it.
 pub fn daily_reset_at_ms<Tz: TimeZone>(now_ms: i64, at_hour: u32, tz: &Tz) -> i64 {
-    let Some(now_local) = wall_clock(tz, now_ms) else {
+    let Some(now_local) = js::local_from_utc(tz, now_ms) else {
         return now_ms;
     };
-    let Some(today) = now_local.date().and_hms_opt(at_hour.min(23), 0, 0) else {
+    let Some(reset) = now_local
+        .date()
+        .and_hms_opt(at_hour.min(23), 0, 0)
+        .and_then(|today| js::utc_from_local(tz, today))
+    else {
         return now_ms;
     };
-    let reset = local_to_ms(tz, today);
     if now_ms >= reset {
         return reset;
     }
     // `setDate(getDate() - 1)` keeps the (possibly DST-shifted) wall time of `reset`.
-    match wall_clock(tz, reset).and_then(|w| Some(w.date().pred_opt()?.and_time(w.time()))) {
-        Some(prev) => local_to_ms(tz, prev),
-        None => reset,
-    }
+    js::local_from_utc(tz, reset)
+        .and_then(|w| js::utc_from_local(tz, w.date().pred_opt()?.and_time(w.time())))
+        .unwrap_or(reset)
 }
 
 /// A lifecycle timestamp from the entry: a finite number in `0..=8.64e15`.
@@ -438,8 +409,8 @@ pub fn cli_binding_exempt(entry: &Map<String, Value>, policy: &ResetPolicy) -> b
 /// The start time a transcript header gives (`readSessionHeaderStartedAtMs` on the parsed first line).
 ///
 /// The header must be `type: "session"` and its `id`, when a non-blank string, must equal
-/// `session_id`; `timestamp` is a number or an ECMAScript date-time string (local-time forms
-/// resolve in `tz`). Non-ISO strings that V8's legacy parser would accept give `None`.
+/// `session_id`; `timestamp` is a number or a string read by `Date.parse` ([`js::date_parse_in`]:
+/// local-time forms resolve in `tz`; the legacy forms it does not read give `None`).
 pub fn session_header_started_at_ms<Tz: TimeZone>(
     header: &Value,
     session_id: &str,
@@ -456,125 +427,17 @@ pub fn session_header_started_at_ms<Tz: TimeZone>(
     }
     let ms = match header.get("timestamp")? {
         Value::Number(n) => n.as_f64()?,
-        Value::String(s) if !js_trim(s).is_empty() => parse_es_date_ms(s, tz)? as f64,
+        Value::String(s) if !js_trim(s).is_empty() => js::date_parse_in(s, tz)? as f64,
         _ => return None,
     };
     (ms.is_finite() && (0.0..=8.64e15).contains(&ms)).then(|| ms.floor() as i64)
 }
 
-/// `Date.parse` for the ECMAScript date-time string format (`YYYY[-MM[-DD]][THH:mm[:ss[.sss]]][Z|±HH:mm]`).
-fn parse_es_date_ms<Tz: TimeZone>(s: &str, tz: &Tz) -> Option<i64> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let digits = |i: &mut usize, n: usize| -> Option<i64> {
-        let part = b.get(*i..*i + n)?;
-        if !part.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        *i += n;
-        std::str::from_utf8(part).ok()?.parse().ok()
-    };
-    let year = match b.first()? {
-        b'+' | b'-' => {
-            let neg = b[0] == b'-';
-            i = 1;
-            let y = digits(&mut i, 6)?;
-            if neg && y == 0 {
-                return None;
-            }
-            if neg {
-                -y
-            } else {
-                y
-            }
-        }
-        _ => digits(&mut i, 4)?,
-    };
-    let (mut month, mut day) = (1, 1);
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-        month = digits(&mut i, 2)?;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-            day = digits(&mut i, 2)?;
-        }
-    }
-    let (mut h, mut m, mut sec, mut ms) = (0, 0, 0, 0);
-    let mut has_time = false;
-    let mut offset_min: Option<i64> = None;
-    if b.get(i) == Some(&b'T') {
-        has_time = true;
-        i += 1;
-        h = digits(&mut i, 2)?;
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        m = digits(&mut i, 2)?;
-        if b.get(i) == Some(&b':') {
-            i += 1;
-            sec = digits(&mut i, 2)?;
-            if b.get(i) == Some(&b'.') {
-                i += 1;
-                let n = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if n == 0 {
-                    return None;
-                }
-                let frac = &s[i..i + n];
-                ms = format!("{:0<3}", &frac[..n.min(3)]).parse().ok()?;
-                i += n;
-            }
-        }
-        match b.get(i) {
-            Some(b'Z') => {
-                offset_min = Some(0);
-                i += 1;
-            }
-            Some(sign @ (b'+' | b'-')) => {
-                let neg = *sign == b'-';
-                i += 1;
-                let oh = digits(&mut i, 2)?;
-                if b.get(i) != Some(&b':') {
-                    return None;
-                }
-                i += 1;
-                let om = digits(&mut i, 2)?;
-                if oh > 23 || om > 59 {
-                    return None;
-                }
-                offset_min = Some(if neg { -(oh * 60 + om) } else { oh * 60 + om });
-            }
-            _ => {}
-        }
-    }
-    if i != b.len()
-        || !(1..=12).contains(&month)
-        || day < 1
-        || h > 24
-        || m > 59
-        || sec > 59
-        || (h == 24 && (m, sec, ms) != (0, 0, 0))
-    {
-        return None;
-    }
-    let date =
-        chrono::NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month as u32, day as u32)?;
-    let local = date.and_hms_opt(0, 0, 0)?
-        + Duration::hours(h)
-        + Duration::minutes(m)
-        + Duration::seconds(sec)
-        + Duration::milliseconds(ms);
-    match (has_time, offset_min) {
-        (_, Some(off)) => Some(local.and_utc().timestamp_millis() - off * 60_000),
-        (false, None) => Some(local.and_utc().timestamp_millis()),
-        (true, None) => Some(local_to_ms(tz, local)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::{FixedOffset, LocalResult, NaiveDate, Utc};
+    use crate::js::tests::NewYork;
+    use chrono::{DateTime, FixedOffset, Utc};
     use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
@@ -583,58 +446,6 @@ mod tests {
 
     fn ms(s: &str) -> i64 {
         DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis()
-    }
-
-    /// US Eastern time with the post-2007 rules, enough to exercise DST transitions.
-    #[derive(Clone, Copy, Debug)]
-    struct NewYork;
-
-    impl NewYork {
-        fn dst_bounds_utc(year: i32) -> (NaiveDateTime, NaiveDateTime) {
-            let nth_sunday = |month: u32, n: u32| {
-                let first = NaiveDate::from_ymd_opt(year, month, 1).unwrap();
-                let offset = (7 - first.weekday().num_days_from_sunday()) % 7;
-                first + Duration::days(i64::from(offset + 7 * (n - 1)))
-            };
-            // 02:00 EST = 07:00 UTC; 02:00 EDT = 06:00 UTC.
-            let start = nth_sunday(3, 2).and_hms_opt(7, 0, 0).unwrap();
-            let end = nth_sunday(11, 1).and_hms_opt(6, 0, 0).unwrap();
-            (start, end)
-        }
-    }
-
-    use chrono::Datelike;
-
-    impl TimeZone for NewYork {
-        type Offset = FixedOffset;
-        fn from_offset(_: &FixedOffset) -> Self {
-            NewYork
-        }
-        fn offset_from_local_date(&self, _: &NaiveDate) -> LocalResult<FixedOffset> {
-            unimplemented!()
-        }
-        fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
-            let est = FixedOffset::west_opt(5 * 3600).unwrap();
-            let edt = FixedOffset::west_opt(4 * 3600).unwrap();
-            let as_est = *local + Duration::hours(5);
-            let as_edt = *local + Duration::hours(4);
-            let est_ok = self.offset_from_utc_datetime(&as_est) == est;
-            let edt_ok = self.offset_from_utc_datetime(&as_edt) == edt;
-            match (edt_ok, est_ok) {
-                (true, true) => LocalResult::Ambiguous(edt, est),
-                (true, false) => LocalResult::Single(edt),
-                (false, true) => LocalResult::Single(est),
-                (false, false) => LocalResult::None,
-            }
-        }
-        fn offset_from_utc_date(&self, _: &NaiveDate) -> FixedOffset {
-            unimplemented!()
-        }
-        fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
-            let (start, end) = Self::dst_bounds_utc(utc.year());
-            let hours = if *utc >= start && *utc < end { 4 } else { 5 };
-            FixedOffset::west_opt(hours * 3600).unwrap()
-        }
     }
 
     #[test]
@@ -890,25 +701,13 @@ mod tests {
         assert_eq!(session_header_started_at_ms(&h, "abc", &Utc), None);
         let h = json!({"type": "session", "timestamp": -5});
         assert_eq!(session_header_started_at_ms(&h, "abc", &Utc), None);
+        // A date-time without offset is local time in the given zone.
+        let h = json!({"type": "session", "timestamp": "2026-03-10T10:00"});
         let plus2 = FixedOffset::east_opt(7200).unwrap();
         assert_eq!(
-            parse_es_date_ms("2026-03-10", &plus2),
-            Some(ms("2026-03-10T00:00:00Z"))
-        );
-        assert_eq!(
-            parse_es_date_ms("2026-03-10T10:00", &plus2),
+            session_header_started_at_ms(&h, "abc", &plus2),
             Some(ms("2026-03-10T08:00:00Z"))
         );
-        assert_eq!(
-            parse_es_date_ms("2026-03-10T10:00:00.5+01:00", &Utc),
-            Some(ms("2026-03-10T09:00:00.500Z"))
-        );
-        assert_eq!(
-            parse_es_date_ms("2026-03-10T24:00:00Z", &Utc),
-            Some(ms("2026-03-11T00:00:00Z"))
-        );
-        assert_eq!(parse_es_date_ms("2026-02-30", &Utc), None);
-        assert_eq!(parse_es_date_ms("yesterday", &Utc), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod duration;
 pub mod exit;
 pub mod freshness;
 pub mod gateway_lock;
+pub mod js;
 pub mod jsjson;
 pub mod lifecycle;
 pub mod listing;

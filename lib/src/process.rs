@@ -5,6 +5,9 @@
 
 use std::fs;
 
+/// JavaScript `trim()`, re-exported for the lock modules that import it from here.
+pub(crate) use crate::js::trim as js_trim;
+
 /// Whether `pid` names a live process: `kill(pid, 0)` succeeds or fails with `EPERM`, and on
 /// Linux `/proc/<pid>/status` does not say state `Z` (zombie).
 ///
@@ -82,16 +85,6 @@ fn parse_cmdline(raw: &str) -> Vec<String> {
         .filter(|arg| !arg.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// Whether `c` is whitespace for ECMAScript's `String.prototype.trim`.
-fn is_js_whitespace(c: char) -> bool {
-    c == '\u{FEFF}' || (c.is_whitespace() && c != '\u{85}')
-}
-
-/// `String.prototype.trim`.
-pub(crate) fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
 }
 
 /// The gateway's per-argument normalisation: trimmed, `\` turned into `/`, lower-cased;
@@ -259,8 +252,6 @@ pub(crate) mod tests {
             args(&["node", "/x/openclaw.mjs", "gateway"])
         );
         assert_eq!(parse_cmdline(""), Vec::<String>::new());
-        assert_eq!(js_trim("\u{FEFF} a \u{A0}"), "a");
-        assert_eq!(js_trim("\u{85}a"), "\u{85}a");
     }
 
     #[test]

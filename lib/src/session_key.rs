@@ -14,46 +14,17 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use crate::js;
+
 // ---------------------------------------------------------------------------
 // JavaScript string and value semantics shared by the key, freshness and send-policy rules.
 
-/// Whether `c` is white space for ECMAScript `String.prototype.trim` (and regex `\s`).
-pub(crate) fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
-    )
-}
-
-/// `s.trim()` as JavaScript does it.
-pub(crate) fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
-}
+/// JavaScript `trim()` and truthiness, re-exported for the modules that import them from here.
+pub(crate) use crate::js::{trim as js_trim, truthy as js_truthy};
 
 /// `normalizeLowercaseStringOrEmpty`: JavaScript trim, then lower-case.
 pub(crate) fn lower_trim(s: &str) -> String {
     js_trim(s).to_lowercase()
-}
-
-/// JavaScript truthiness of a JSON value.
-pub(crate) fn js_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(_) | Value::Object(_) => true,
-    }
 }
 
 /// `normalizeOptionalString`: a string value, JavaScript-trimmed, if non-empty.
@@ -80,21 +51,13 @@ pub(crate) fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a Value> {
 
 /// The UTF-16 length of a prefix of `s` ending at byte `b`.
 fn utf16_pos(s: &str, b: usize) -> usize {
-    s[..b].encode_utf16().count()
+    js::utf16_len(&s[..b])
 }
 
 /// The byte offset of UTF-16 index `idx` in `s`, clamped to the end and rounded down to a
 /// character boundary (an index inside a surrogate pair selects the whole character).
 fn byte_pos(s: &str, idx: usize) -> usize {
-    let mut units = 0;
-    for (b, c) in s.char_indices() {
-        let next = units + c.len_utf16();
-        if next > idx {
-            return b;
-        }
-        units = next;
-    }
-    s.len()
+    js::utf16_prefix(s, idx).len()
 }
 
 /// `hay.lastIndexOf(needle)` in UTF-16 code units.
@@ -114,7 +77,7 @@ fn decode(units: &[u16]) -> Units {
 
 /// JavaScript `trim` on decoded units (lone surrogates are not white space).
 fn trim_units(u: &[Result<char, u16>]) -> &[Result<char, u16>] {
-    let ws = |x: &Result<char, u16>| matches!(x, Ok(c) if is_js_whitespace(*c));
+    let ws = |x: &Result<char, u16>| matches!(x, Ok(c) if js::is_whitespace(*c));
     let start = u.iter().position(|x| !ws(x)).unwrap_or(u.len());
     let end = u.iter().rposition(|x| !ws(x)).map_or(start, |e| e + 1);
     &u[start..end.max(start)]

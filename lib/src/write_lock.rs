@@ -13,6 +13,8 @@
 //! without unwinding (`std::process::exit`, a fatal signal) leaves its lock file behind, and
 //! the next acquirer reclaims it as `dead-pid` (its pid is gone) as the gateway would.
 
+use crate::js;
+use crate::paths::absolutize;
 use crate::process;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -306,7 +308,7 @@ impl WriteLock {
             _ => ORPHAN_PAYLOAD_GRACE_MS,
         };
         let cwd = std::env::current_dir().map_err(io_err(target))?;
-        let resolved = js_path_resolve(&cwd, target);
+        let resolved = absolutize(target, &cwd);
         let (dir, base) = split_dir_base(&resolved);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let normalized = match fs::canonicalize(&dir) {
@@ -512,7 +514,7 @@ fn register(
     let pid = std::process::id();
     let raw = format_payload(
         pid,
-        &js_iso_string(now_ms()),
+        &js::to_iso_string(now_ms()),
         max_hold_ms,
         process::start_time(pid),
     );
@@ -752,7 +754,7 @@ fn inspect_payload(payload: &Payload, stale_ms: u64, now_ms: i64, ctx: Ctx) -> I
     let age_ms = payload
         .created_at
         .as_deref()
-        .and_then(parse_js_date_ms)
+        .and_then(js::date_parse)
         .map(|created| now_ms.saturating_sub(created).max(0));
     let recycled = alive
         && payload.starttime.is_some_and(|stored| {
@@ -985,184 +987,6 @@ pub fn now_ms() -> i64 {
     }
 }
 
-// ---- JavaScript dates -------------------------------------------------------------------
-
-const MS_PER_DAY: i64 = 86_400_000;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (month 1-12; day may overflow).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-/// `new Date(ms).toISOString()` for years 0..=9999 (`2026-11-29T21:55:15.244Z`).
-fn js_iso_string(ms: i64) -> String {
-    let days = ms.div_euclid(MS_PER_DAY);
-    let rem = ms.rem_euclid(MS_PER_DAY);
-    let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
-}
-
-/// `Date.parse` for the ECMAScript date-time string format (and V8's leniencies: `t`/`z`/space
-/// separators, extra fraction digits, `±HHMM` offsets, day overflow up to 31). Date-only
-/// forms are UTC; a date-time without offset is local time. Other legacy forms V8 accepts
-/// (`Sun Nov 29 2026`) read as invalid here.
-pub(crate) fn parse_js_date_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let digits = |i: &mut usize, n: usize| -> Option<i64> {
-        let chunk = b.get(*i..*i + n)?;
-        if !chunk.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        *i += n;
-        Some(
-            chunk
-                .iter()
-                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
-        )
-    };
-    let year = match b.first()? {
-        sign @ (b'+' | b'-') => {
-            i += 1;
-            let y = digits(&mut i, 6)?;
-            if *sign == b'-' {
-                if y == 0 {
-                    return None;
-                }
-                -y
-            } else {
-                y
-            }
-        }
-        _ => digits(&mut i, 4)?,
-    };
-    let (mut month, mut day) = (1, 1);
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-        month = digits(&mut i, 2)?;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-            day = digits(&mut i, 2)?;
-        }
-    }
-    let (mut hour, mut minute, mut second, mut millis) = (0, 0, 0, 0);
-    let mut has_time = false;
-    let mut offset_ms: Option<i64> = None;
-    if matches!(b.get(i), Some(b'T' | b't' | b' ')) {
-        i += 1;
-        has_time = true;
-        hour = digits(&mut i, 2)?;
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        minute = digits(&mut i, 2)?;
-        if b.get(i) == Some(&b':') {
-            i += 1;
-            second = digits(&mut i, 2)?;
-            if b.get(i) == Some(&b'.') {
-                i += 1;
-                let start = i;
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                if i == start {
-                    return None;
-                }
-                let frac = &b[start..i.min(start + 3)];
-                let mut value = frac
-                    .iter()
-                    .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
-                for _ in frac.len()..3 {
-                    value *= 10;
-                }
-                millis = value;
-            }
-        }
-        match b.get(i) {
-            Some(b'Z' | b'z') => {
-                i += 1;
-                offset_ms = Some(0);
-            }
-            Some(sign @ (b'+' | b'-')) => {
-                let negative = *sign == b'-';
-                i += 1;
-                let oh = digits(&mut i, 2)?;
-                if b.get(i) == Some(&b':') {
-                    i += 1;
-                }
-                let om = digits(&mut i, 2)?;
-                if oh > 23 || om > 59 {
-                    return None;
-                }
-                let off = (oh * 60 + om) * 60_000;
-                offset_ms = Some(if negative { -off } else { off });
-            }
-            _ => {}
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    let valid = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && minute <= 59
-        && second <= 59
-        && (hour < 24 || (hour == 24 && minute == 0 && second == 0 && millis == 0));
-    if !valid {
-        return None;
-    }
-    let local_ms = days_from_civil(year, month, 1) * MS_PER_DAY
-        + (day - 1) * MS_PER_DAY
-        + hour * 3_600_000
-        + minute * 60_000
-        + second * 1000
-        + millis;
-    let utc_ms = match offset_ms {
-        Some(off) => local_ms - off,
-        None if has_time => local_ms - local_offset_ms(local_ms)?,
-        None => local_ms,
-    };
-    (utc_ms.abs() <= 8_640_000_000_000_000).then_some(utc_ms)
-}
-
-/// The local zone's UTC offset at a local wall-clock time (given as if it were UTC).
-fn local_offset_ms(local_ms: i64) -> Option<i64> {
-    use chrono::{Local, Offset, TimeZone};
-    let naive = chrono::DateTime::from_timestamp_millis(local_ms)?.naive_utc();
-    let offset = match Local.offset_from_local_datetime(&naive).earliest() {
-        Some(o) => o.fix(),
-        None => Local.offset_from_utc_datetime(&naive).fix(),
-    };
-    Some(i64::from(offset.local_minus_utc()) * 1000)
-}
-
 // ---- Node path semantics ----------------------------------------------------------------
 
 /// `path.posix.normalize` on raw bytes.
@@ -1217,21 +1041,6 @@ pub(crate) fn js_path_join(a: &Path, b: &Path) -> PathBuf {
     PathBuf::from(OsString::from_vec(js_path_normalize(&joined)))
 }
 
-/// `path.resolve(p)` against `cwd`: absolute, normalised, no trailing slash.
-fn js_path_resolve(cwd: &Path, p: &Path) -> PathBuf {
-    let bytes = p.as_os_str().as_bytes();
-    let full = if bytes.first() == Some(&b'/') {
-        bytes.to_vec()
-    } else {
-        [cwd.as_os_str().as_bytes(), b"/", bytes].concat()
-    };
-    let mut out = js_path_normalize(&full);
-    if out.len() > 1 && out.last() == Some(&b'/') {
-        out.pop();
-    }
-    PathBuf::from(OsString::from_vec(out))
-}
-
 /// `path.dirname` and `path.basename` of a resolved absolute path.
 fn split_dir_base(resolved: &Path) -> (PathBuf, PathBuf) {
     let bytes = resolved.as_os_str().as_bytes();
@@ -1284,7 +1093,7 @@ mod tests {
     }
 
     fn payload_for(pid: u32, created_ms: i64, max_hold: u64, starttime: Option<u64>) -> String {
-        format_payload(pid, &js_iso_string(created_ms), max_hold, starttime)
+        format_payload(pid, &js::to_iso_string(created_ms), max_hold, starttime)
     }
 
     fn spawn_with_arg0(arg0: &str) -> Child {
@@ -1331,7 +1140,7 @@ mod tests {
             .captures(&raw)
             .unwrap_or_else(|| panic!("payload shape: {raw:?}"));
         assert_eq!(caps[1].parse::<u32>().ok(), Some(std::process::id()));
-        let created = parse_js_date_ms(&caps[2]).expect("createdAt parses");
+        let created = js::date_parse(&caps[2]).expect("createdAt parses");
         assert!(created >= before && created <= now_ms());
         assert_eq!(
             caps[3].parse::<u64>().ok(),
@@ -1756,60 +1565,6 @@ mod tests {
     }
 
     #[test]
-    fn js_dates() {
-        assert_eq!(
-            parse_js_date_ms("2026-11-29T21:55:15.244Z"),
-            Some(1_795_989_315_244)
-        );
-        assert_eq!(
-            parse_js_date_ms("2026-11-29T21:55:15.2441234Z"),
-            Some(1_795_989_315_244)
-        );
-        assert_eq!(
-            parse_js_date_ms("2026-11-29T21:55Z"),
-            Some(1_795_989_300_000)
-        );
-        assert_eq!(parse_js_date_ms("2026-11-29"), Some(1_795_910_400_000));
-        assert_eq!(parse_js_date_ms("2026-11"), Some(1_793_491_200_000));
-        assert_eq!(parse_js_date_ms("2026"), Some(1_767_225_600_000));
-        assert_eq!(
-            parse_js_date_ms("2026-11-29T21:55:15+01:00"),
-            Some(1_795_985_715_000)
-        );
-        assert_eq!(
-            parse_js_date_ms("2026-11-29 21:55:15Z"),
-            Some(1_795_989_315_000)
-        );
-        assert_eq!(
-            parse_js_date_ms("+002026-11-29T21:55:15.244Z"),
-            Some(1_795_989_315_244)
-        );
-        assert_eq!(
-            parse_js_date_ms("2026-11-29T24:00:00Z"),
-            Some(1_795_996_800_000)
-        );
-        assert_eq!(
-            parse_js_date_ms("2026-02-30T00:00:00Z"),
-            Some(1_772_409_600_000)
-        );
-        for bad in [
-            "",
-            "garbage",
-            " 2026-11-29T21:55:15Z",
-            "2026-11-29T21:55:15.Z",
-            "2026-11-29T21:55:60Z",
-            "-000000-01-01T00:00:00Z",
-            "2026-13-01",
-            "2026-11-29T",
-        ] {
-            assert_eq!(parse_js_date_ms(bad), None, "{bad:?}");
-        }
-        assert_eq!(js_iso_string(1_795_989_315_244), "2026-11-29T21:55:15.244Z");
-        assert_eq!(js_iso_string(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(js_iso_string(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
-
-    #[test]
     fn node_paths() {
         let n = |s: &str| String::from_utf8(js_path_normalize(s.as_bytes())).expect("utf8");
         assert_eq!(n("/a//b/./c/../d/"), "/a/b/d/");
@@ -1819,7 +1574,7 @@ mod tests {
         assert_eq!(n("./"), "./");
         assert_eq!(n("/"), "/");
         assert_eq!(
-            js_path_resolve(Path::new("/cwd"), Path::new("x/../s.jsonl/")),
+            absolutize(Path::new("x/../s.jsonl/"), Path::new("/cwd")),
             PathBuf::from("/cwd/s.jsonl")
         );
         assert_eq!(

@@ -1322,38 +1322,8 @@ pub(crate) fn normalize_optional_account_id(value: &str) -> Option<String> {
 // JavaScript value helpers
 // ---------------------------------------------------------------------------------------
 
-/// ECMAScript `String.prototype.trim` (its whitespace set differs from Rust's `str::trim`:
-/// it includes U+FEFF and excludes U+0085).
-pub(crate) fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
-}
-
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// `String.prototype.toLowerCase` (full Unicode mapping, like Rust's `to_lowercase`).
-pub(crate) fn js_lower(s: &str) -> String {
-    s.to_lowercase()
-}
-
-/// Length in UTF-16 code units (JavaScript's `string.length`).
-pub(crate) fn utf16_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
+/// JavaScript `trim()`, `toLowerCase()` and `.length`, re-exported for the store modules.
+pub(crate) use crate::js::{to_lower_case as js_lower, trim as js_trim, utf16_len};
 
 /// `normalizeOptionalString`: a string, trimmed, non-empty; else `None`.
 pub(crate) fn opt_string(v: Option<&Value>) -> Option<String> {
@@ -1432,13 +1402,7 @@ pub(crate) fn coalesce<'a>(a: Option<&'a Value>, b: Option<&'a Value>) -> Option
 
 /// JavaScript truthiness of a JSON value (`None` is `undefined`).
 pub(crate) fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(_) | Value::Object(_)) => true,
-    }
+    v.is_some_and(crate::js::truthy)
 }
 
 /// `a === b` for JSON values (`None` is `undefined`). Two objects or arrays are never

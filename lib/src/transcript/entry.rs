@@ -4,6 +4,15 @@
 
 use serde_json::{Map, Value};
 
+/// JavaScript string helpers, re-exported under the names the transcript modules use.
+pub use crate::js::{
+    is_whitespace as is_js_space, trim as js_trim, trim_end as js_trim_end,
+    trim_start as js_trim_start, utf16_len as js_len, utf16_prefix as js_prefix,
+};
+
+/// `Date.parse` for the timestamp strings transcripts carry (local time: the process's zone).
+pub use crate::js::date_parse as parse_date_ms;
+
 /// The canonical entry types, the only ones that take part in the tree.
 pub const CANONICAL_TYPES: [&str; 9] = [
     "message",
@@ -141,31 +150,6 @@ pub fn role_of(v: &Value) -> Option<&str> {
         .and_then(Value::as_str)
 }
 
-/// Length of a string in UTF-16 code units, as JavaScript's `.length` counts.
-pub fn js_len(s: &str) -> usize {
-    if s.is_ascii() {
-        return s.len();
-    }
-    s.chars().map(char::len_utf16).sum()
-}
-
-/// The first `n` UTF-16 code units of `s` (never splitting a surrogate pair: a pair that
-/// straddles the cut is dropped, as `truncateUtf16Safe` does).
-pub fn js_prefix(s: &str, n: usize) -> &str {
-    if s.is_ascii() {
-        return &s[..n.min(s.len())];
-    }
-    let mut units = 0;
-    for (i, c) in s.char_indices() {
-        let w = c.len_utf16();
-        if units + w > n {
-            return &s[..i];
-        }
-        units += w;
-    }
-    s
-}
-
 /// `String.prototype.slice(0, n)` on UTF-16 units; a pair cut in half keeps a replacement
 /// character, which JSON then escapes. Used where the peer does a raw `slice`.
 pub fn js_slice_prefix(s: &str, n: usize) -> String {
@@ -187,44 +171,6 @@ pub fn js_slice_prefix(s: &str, n: usize) -> String {
         units += w;
     }
     out
-}
-
-/// JavaScript's `String.prototype.trim` (Unicode white space and line terminators).
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
-}
-
-/// JavaScript's `trimStart`.
-pub fn js_trim_start(s: &str) -> &str {
-    s.trim_start_matches(is_js_space)
-}
-
-/// JavaScript's `trimEnd`.
-pub fn js_trim_end(s: &str) -> &str {
-    s.trim_end_matches(is_js_space)
-}
-
-/// A JavaScript white space or line terminator character.
-pub fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// `Date.parse` for the timestamp strings transcripts carry.
-pub fn parse_date_ms(s: &str) -> Option<i64> {
-    crate::write_lock::parse_js_date_ms(s)
 }
 
 /// A JSON number for an integer millisecond value.
@@ -251,14 +197,5 @@ mod tests {
         assert_eq!(kind_of(&json!({"type":"leaf"})), RowKind::Leaf);
         assert_eq!(kind_of(&json!({"type":"weird"})), RowKind::Opaque);
         assert_eq!(kind_of(&json!(5)), RowKind::Opaque);
-    }
-
-    #[test]
-    fn utf16_lengths() {
-        assert_eq!(js_len("abc"), 3);
-        assert_eq!(js_len("é😀"), 3);
-        assert_eq!(js_prefix("a😀b", 2), "a");
-        assert_eq!(js_prefix("a😀b", 3), "a😀");
-        assert_eq!(js_trim("\u{feff} x \u{a0}"), "x");
     }
 }

@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use super::entry::{self, id_of, is_canonical, is_indexed, is_side_append, type_of};
 
+/// JavaScript truthiness of a JSON value (re-exported for the transcript modules).
+pub use crate::js::truthy as js_truthy;
+
 /// A JavaScript-ish parent reference: `undefined`, `null` or a string id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Pid {
@@ -549,17 +552,6 @@ impl SessionIndex {
             .into_iter()
             .map(|r| build(self, r, &children, &ts, 0))
             .collect()
-    }
-}
-
-/// JavaScript truthiness of a JSON value.
-pub fn js_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
     }
 }
 
