@@ -1,28 +1,452 @@
-//! `claw-compact`: not implemented yet; prints its usage.
+//! `claw-compact`: compaction of OpenClaw session transcripts offline — the threshold, the
+//! cut point with tool-call pairing, a pluggable or extractive summary, successor rotation
+//! and `--max-lines` truncation, exactly as the gateway does them.
 
 #[path = "../common/mod.rs"]
 mod common;
 
-use clap::Parser;
+use std::path::PathBuf;
 
-/// OpenClaw compact tool (not yet available in this build: see the project issues).
+use clap::{Args, Parser, Subcommand};
+use clawstate::compaction::ops::{self, RunOptions, SummarySource};
+use clawstate::compaction::settings::Overrides;
+use clawstate::context::StateContext;
+use clawstate::exit::{self, ExitCode};
+use clawstate::jsjson;
+use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use serde_json::{json, Value};
+
+const PROG: &str = "claw-compact";
+
+/// Compact OpenClaw session transcripts offline, as the gateway compacts them.
 ///
-/// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input,
-/// 73 cannot write, 75 busy.
+/// SESSION is a session key (resolved through the store, like `main`), a sessionId, or a
+/// path to a .jsonl file.
+///
+/// `check` applies the threshold (context tokens > context window − effective reserve);
+/// `plan` shows prepareCompaction's cut point; `run` appends the compaction entry with a
+/// summary from --summarizer CMD (the exact default-mode prompt on its stdin, the summary on
+/// its stdout), from --summary-file, or by default a deterministic extractive summary under
+/// the five safeguard headings; `--rotate` writes the truncateAfterCompaction successor
+/// `<ts>_<uuid>.jsonl` and points the store at it; `truncate --max-lines N` is `openclaw
+/// sessions compact --max-lines`; `auto` compacts what is due, for cron.
+///
+/// Writes take the transcript write lock as the gateway does, are atomic and fsync'd
+/// (the successor is durable before the store points at it; the old transcript is never
+/// modified by --rotate), and refuse while the state directory's gateway is running
+/// (pass --store to write offline anyway). Every command has --dry-run. A transcript the
+/// gateway would repair or migrate first is refused (run claw-transcript repair/migrate).
+///
+/// Exit codes: 0 ok (for `check --quiet`: compaction is due), 1 other failure (a summarizer
+/// that failed or printed nothing; for `check --quiet`: no compaction due), 2 usage,
+/// 3 not found, 65 malformed input (a transcript needing repair or migration, an empty
+/// summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
+/// writer, a live gateway, or the session changed underneath).
 #[derive(Debug, Parser)]
 #[command(name = "claw-compact", version, about, long_about)]
 struct Cli {
     #[command(flatten)]
-    global: common::GlobalArgs,
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+struct Budget {
+    /// Context window W (default: the model's in models.providers, the entry's contextTokens, else 200000; capped by agents.defaults.contextTokens).
+    #[arg(long, value_name = "N")]
+    context_window: Option<u64>,
+    /// reserveTokens before the floor and caps (default: agents.defaults.compaction.reserveTokens, else 16384).
+    #[arg(long, value_name = "N")]
+    reserve_tokens: Option<u64>,
+    /// reserveTokensFloor (default: config, else 20000; 0 disables).
+    #[arg(long, value_name = "N")]
+    reserve_tokens_floor: Option<u64>,
+    /// keepRecentTokens (default: config, else 20000).
+    #[arg(long, value_name = "N")]
+    keep_recent_tokens: Option<u64>,
+}
+
+impl Budget {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            context_window: self.context_window,
+            reserve_tokens: self.reserve_tokens,
+            reserve_tokens_floor: self.reserve_tokens_floor,
+            keep_recent_tokens: self.keep_recent_tokens,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+struct Summary {
+    /// Shell command that gets the prompt on stdin and prints the summary on stdout.
+    #[arg(long, value_name = "CMD", conflicts_with = "summary_file")]
+    summarizer: Option<String>,
+    /// Use this file's text as the summary.
+    #[arg(long, value_name = "FILE")]
+    summary_file: Option<PathBuf>,
+    /// Extra focus for the summary (`/compact <instructions>`).
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+}
+
+impl Summary {
+    fn source(&self) -> SummarySource {
+        match (&self.summarizer, &self.summary_file) {
+            (Some(c), _) => SummarySource::Command(c.clone()),
+            (None, Some(f)) => SummarySource::File(f.clone()),
+            _ => SummarySource::Extractive,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Whether compaction is due (threshold of §4.1–4.2); JSON.
+    Check {
+        /// Session key, sessionId or path.
+        session: String,
+        #[command(flatten)]
+        budget: Budget,
+        /// Print nothing; exit 0 when compaction is due, 1 when not.
+        #[arg(long)]
+        quiet: bool,
+        /// Accepted for symmetry; check never writes.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// prepareCompaction: the cut point, split turn, summarised and kept entries, files.
+    Plan {
+        /// Session key, sessionId or path.
+        session: String,
+        #[command(flatten)]
+        budget: Budget,
+        /// Include the converted messages that would be summarised.
+        #[arg(long)]
+        messages: bool,
+        /// Accepted for symmetry; plan never writes.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Compact now: append the compaction entry and update the store.
+    Run {
+        /// Session key, sessionId or path.
+        session: String,
+        #[command(flatten)]
+        budget: Budget,
+        #[command(flatten)]
+        summary: Summary,
+        /// Write the truncateAfterCompaction successor and point the store at it.
+        #[arg(long)]
+        rotate: bool,
+        /// Keep the recent tail in context: skip the manual hardening rule (implied when the
+        /// config sets agents.defaults.compaction.keepRecentTokens).
+        #[arg(long)]
+        keep_tail: bool,
+        /// Show what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// `sessions compact --max-lines N`: keep the header and the last N-1 lines.
+    Truncate {
+        /// Session key, sessionId or path.
+        session: String,
+        /// Lines to keep, header included (at least 1).
+        #[arg(long, value_name = "N")]
+        max_lines: u64,
+        /// Show what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// For cron: compact the session (or every session with --all) when due, one JSON line each.
+    Auto {
+        /// Session key, sessionId or path (or --all).
+        #[arg(required_unless_present = "all")]
+        session: Option<String>,
+        /// Every session of the selected agent(s).
+        #[arg(long, conflicts_with = "session")]
+        all: bool,
+        #[command(flatten)]
+        budget: Budget,
+        #[command(flatten)]
+        summary: Summary,
+        /// Rotate even when the config does not set truncateAfterCompaction.
+        #[arg(long)]
+        rotate: bool,
+        /// Show what would be done; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn main() -> std::process::ExitCode {
     if common::maybe_print_man::<Cli>() {
         return std::process::ExitCode::SUCCESS;
     }
-    let _cli = Cli::parse();
-    use clap::CommandFactory;
-    let _ = Cli::command().print_help();
-    eprintln!("claw-compact: no commands are available in this build yet");
-    std::process::ExitCode::from(2)
+    let cli = Cli::parse();
+    run_main(PROG, || run(cli))
+}
+
+fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+    match mode {
+        OutputMode::Json => out(&(jsjson::to_string_pretty(v) + "\n")),
+        OutputMode::Ndjson => out(&(jsjson::to_string_compact(v) + "\n")),
+        OutputMode::Text => out(&text()),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let ctx = cli.global.context(PROG)?;
+    let mode = cli.global.output();
+    match cli.command {
+        Command::Check {
+            session,
+            budget,
+            quiet,
+            ..
+        } => {
+            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let r = ops::check(&ctx, &s, &budget.overrides()).or_fail()?;
+            if quiet {
+                if r.due {
+                    return Ok(());
+                }
+                std::process::exit(exit::FAILURE);
+            }
+            let j = &r.json;
+            print_doc(mode, j, || {
+                format!(
+                    "{}: {} context tokens ({}), threshold {} (window {} − reserve {}): {}\n",
+                    s.path.display(),
+                    j["contextTokens"],
+                    j["source"].as_str().unwrap_or(""),
+                    j["threshold"],
+                    j["contextWindow"],
+                    j["reserveTokens"],
+                    if r.due {
+                        "compaction due"
+                    } else {
+                        "no compaction due"
+                    }
+                )
+            })
+        }
+        Command::Plan {
+            session,
+            budget,
+            messages,
+            ..
+        } => {
+            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let doc = ops::plan_json(&ctx, &s, &budget.overrides(), messages).or_fail()?;
+            let m = if mode == OutputMode::Text {
+                OutputMode::Json
+            } else {
+                mode
+            };
+            print_doc(m, &doc, String::new)
+        }
+        Command::Run {
+            session,
+            budget,
+            summary,
+            rotate,
+            keep_tail,
+            dry_run,
+        } => {
+            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let opts = RunOptions {
+                overrides: budget.overrides(),
+                source: summary.source(),
+                instructions: summary.instructions.clone(),
+                rotate,
+                keep_tail,
+                dry_run,
+            };
+            let doc = ops::run(&ctx, &s, &opts).or_fail()?;
+            report_warnings(&doc);
+            print_doc(mode, &doc, || run_text(&doc))
+        }
+        Command::Truncate {
+            session,
+            max_lines,
+            dry_run,
+        } => {
+            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let doc = ops::truncate(&ctx, &s, max_lines, dry_run).or_fail()?;
+            report_warnings(&doc);
+            print_doc(mode, &doc, || {
+                if doc["compacted"] == json!(true) {
+                    format!(
+                        "{} {}: kept {} lines, original archived as {}\n",
+                        if dry_run { "would trim" } else { "trimmed" },
+                        s.path.display(),
+                        doc["kept"],
+                        doc["archived"].as_str().unwrap_or("")
+                    )
+                } else {
+                    format!(
+                        "{}: not trimmed ({})\n",
+                        s.path.display(),
+                        doc.get("reason")
+                            .and_then(Value::as_str)
+                            .map(String::from)
+                            .unwrap_or_else(|| format!("{} lines kept", doc["kept"]))
+                    )
+                }
+            })
+        }
+        Command::Auto {
+            session,
+            all,
+            budget,
+            summary,
+            rotate,
+            dry_run,
+        } => auto(&ctx, mode, session, all, &budget, &summary, rotate, dry_run),
+    }
+}
+
+fn report_warnings(doc: &Value) {
+    if let Some(w) = doc.get("warning").and_then(Value::as_str) {
+        warn(PROG, w);
+    }
+    if let Some(e) = doc
+        .get("signal")
+        .and_then(|s| s.get("error"))
+        .and_then(Value::as_str)
+    {
+        warn(PROG, &format!("could not record the compacted signal: {e}"));
+    }
+}
+
+fn run_text(doc: &Value) -> String {
+    if doc["compacted"] != json!(true) {
+        return format!(
+            "{}: not compacted ({})\n",
+            doc["path"].as_str().unwrap_or(""),
+            doc["reason"].as_str().unwrap_or("")
+        );
+    }
+    let verb = if doc["dryRun"] == json!(true) {
+        "would compact"
+    } else {
+        "compacted"
+    };
+    let r = &doc["result"];
+    let mut t = format!(
+        "{verb} {}: tokens {} → {}, first kept entry {}{}\n",
+        doc["path"].as_str().unwrap_or(""),
+        r["tokensBefore"],
+        r["tokensAfter"],
+        r["firstKeptEntryId"].as_str().unwrap_or(""),
+        if doc["hardened"] == json!(true) {
+            " (hardened: summary only)"
+        } else {
+            ""
+        }
+    );
+    if let Some(f) = r.get("sessionFile").and_then(Value::as_str) {
+        t.push_str(&format!("successor: {f}\n"));
+    }
+    t
+}
+
+fn auto_line(key: &str, doc: Value) -> Value {
+    json!({"session": key, "result": doc})
+}
+
+#[allow(clippy::too_many_arguments)]
+fn auto(
+    ctx: &StateContext,
+    mode: OutputMode,
+    session: Option<String>,
+    all: bool,
+    budget: &Budget,
+    summary: &Summary,
+    rotate: bool,
+    dry_run: bool,
+) -> Result<(), Failure> {
+    let mut sessions: Vec<String> = Vec::new();
+    if all {
+        for target in ctx.targets().or_fail()? {
+            let store = clawstate::store::SessionStore::load(
+                &target.store_path,
+                clawstate::store::LoadOptions {
+                    hydrate_prompts: false,
+                },
+            )
+            .or_fail()?;
+            for (k, v) in store.entries() {
+                if v.get("sessionId").and_then(Value::as_str).is_some() {
+                    sessions.push(k.clone());
+                }
+            }
+        }
+    } else if let Some(s) = session {
+        sessions.push(s);
+    }
+    let mut lines: Vec<Value> = Vec::new();
+    let emit = |v: Value, lines: &mut Vec<Value>| -> Result<(), Failure> {
+        if mode == OutputMode::Json {
+            lines.push(v);
+            Ok(())
+        } else {
+            out(&(jsjson::to_string_compact(&v) + "\n"))
+        }
+    };
+    let mut failure: Option<Failure> = None;
+    for name in sessions {
+        let step = (|| -> Result<Value, clawstate::compaction::ops::CompactError> {
+            let s = ops::resolve(ctx, &name)?;
+            if !s.path.is_file() {
+                return Ok(json!({"action": "skipped", "reason": "no transcript"}));
+            }
+            let c = ops::check(ctx, &s, &budget.overrides())?;
+            if !c.due {
+                return Ok(json!({"action": "skipped", "reason": "not due", "check": c.json}));
+            }
+            let st = ops::settings_for(ctx, &s, &budget.overrides());
+            let opts = RunOptions {
+                overrides: budget.overrides(),
+                source: summary.source(),
+                instructions: summary.instructions.clone(),
+                rotate: rotate || st.truncate_after_compaction,
+                keep_tail: false,
+                dry_run,
+            };
+            let doc = ops::run(ctx, &s, &opts)?;
+            Ok(
+                json!({"action": if doc["compacted"] == json!(true) { "compacted" } else { "skipped" }, "run": doc}),
+            )
+        })();
+        match step {
+            Ok(doc) => emit(auto_line(&name, doc), &mut lines)?,
+            Err(e) => {
+                let code = e.exit_code();
+                emit(
+                    auto_line(
+                        &name,
+                        json!({"action": "error", "exitCode": code, "error": e.to_string()}),
+                    ),
+                    &mut lines,
+                )?;
+                if code == exit::TEMP_FAIL {
+                    failure = Some(Failure::new(code, e.to_string()));
+                    break;
+                }
+                if failure.is_none() {
+                    failure = Some(Failure::new(code, e.to_string()));
+                }
+            }
+        }
+    }
+    if mode == OutputMode::Json {
+        out(&(jsjson::to_string_pretty(&Value::Array(lines)) + "\n"))?;
+    }
+    match failure {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
 }

@@ -7,6 +7,7 @@ pub mod artifact;
 pub mod atomic_file;
 pub mod byte_size;
 pub mod clock;
+pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod duration;

@@ -652,6 +652,57 @@ pub fn torn_tail_keep_len(content: &[u8]) -> Option<usize> {
     Some(start)
 }
 
+/// Whether the repair pass would drop or rewrite this one parsed row (steps 2–5: a message
+/// without a usable role, an empty error assistant, a corrupted image, a blank user message).
+/// Cross-row steps are [`missing_tool_result_count`]'s.
+pub fn row_needs_repair(entry: &Value) -> bool {
+    if structurally_invalid(entry) {
+        return true;
+    }
+    if !is_message_obj(entry) {
+        return false;
+    }
+    let m = &entry["message"];
+    let role = m.get("role").and_then(Value::as_str);
+    let content = m.get("content");
+    if role == Some("assistant")
+        && content.and_then(Value::as_array).is_some_and(Vec::is_empty)
+        && m.get("stopReason").and_then(Value::as_str) == Some("error")
+    {
+        return true;
+    }
+    if let Some(Value::Array(blocks)) = content {
+        if blocks.iter().any(corrupted_image) {
+            return true;
+        }
+    }
+    if role == Some("user") {
+        return match content {
+            Some(Value::String(s)) => js_trim(s).is_empty(),
+            Some(Value::Array(blocks)) => blocks.is_empty()
+                || blocks.iter().any(|b| {
+                    b.is_object()
+                        && b.get("type").and_then(Value::as_str) == Some("text")
+                        && b.get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| js_trim(t).is_empty())
+                }),
+            _ => false,
+        };
+    }
+    false
+}
+
+/// How many synthetic tool results the repair pass would insert (step 7) into these rows,
+/// which may be slimmed to each message's role, api, provider, model, stopReason, tool-call
+/// blocks and tool-result ids.
+pub fn missing_tool_result_count(entries: &[Value]) -> usize {
+    let mut report = RepairReport::default();
+    let mut uuid = String::new;
+    insert_missing_tool_results(entries.to_vec(), 0, &mut uuid, &mut report);
+    report.inserted_tool_results
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,190 @@
+//! The compaction entry (`transcript.md` §4.7): its fields in the order SessionManager
+//! writes them, where it attaches, the manual hardening rule, and writing it to the
+//! transcript atomically (the original bytes plus one line, through a temp file that is
+//! fsync'd and renamed over the transcript).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use super::plan::{active_path, has_messages_before_kept_tail};
+use super::scan::Scanned;
+use crate::exit::{self, ExitCode};
+use crate::transcript::migrate::generate_short_id;
+
+/// The transcript could not be written; it is unchanged.
+#[derive(Debug, Error)]
+pub enum EntryError {
+    /// Writing the new transcript failed.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        /// The transcript.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file changed size while it was being compacted.
+    #[error("{}: the transcript changed while it was being compacted; retry", path.display())]
+    Changed {
+        /// The transcript.
+        path: PathBuf,
+    },
+}
+
+impl ExitCode for EntryError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            EntryError::Write { .. } => exit::CANT_CREATE,
+            EntryError::Changed { .. } => exit::TEMP_FAIL,
+        }
+    }
+}
+
+/// What goes into a compaction entry.
+#[derive(Debug, Clone)]
+pub struct EntryFields {
+    /// The summary (file lists included).
+    pub summary: String,
+    /// The first kept entry.
+    pub first_kept_entry_id: String,
+    /// `tokensBefore`.
+    pub tokens_before: f64,
+    /// `details.readFiles`.
+    pub read_files: Vec<String>,
+    /// `details.modifiedFiles`.
+    pub modified_files: Vec<String>,
+}
+
+/// The appended compaction.
+#[derive(Debug, Clone)]
+pub struct Appended {
+    /// The entry as written.
+    pub entry: Value,
+    /// Its id.
+    pub id: String,
+    /// Its row in the scan.
+    pub row: usize,
+    /// Whether the manual hardening rule set `firstKeptEntryId` to its own id.
+    pub hardened: bool,
+    /// The `firstKeptEntryId` before hardening.
+    pub planned_first_kept: String,
+}
+
+/// Builds the entry `SessionManager.appendCompaction` writes, attached where the next
+/// append goes (`appendParentId`), and adds it to the scan in memory. With `harden`, the
+/// manual rule of §4.7 is applied.
+pub fn append_in_memory(
+    scan: &mut Scanned,
+    f: &EntryFields,
+    now_ms: i64,
+    harden: bool,
+) -> Appended {
+    let taken = |c: &str| scan.index.row_of(c).is_some();
+    let id = generate_short_id(&taken);
+    let mut m = Map::new();
+    m.insert("type".into(), json!("compaction"));
+    m.insert("id".into(), json!(id));
+    m.insert(
+        "parentId".into(),
+        scan.index
+            .append_parent_id
+            .clone()
+            .map_or(Value::Null, Value::String),
+    );
+    m.insert("timestamp".into(), json!(crate::clock::iso_ms(now_ms)));
+    m.insert("summary".into(), json!(f.summary));
+    m.insert("firstKeptEntryId".into(), json!(f.first_kept_entry_id));
+    m.insert("tokensBefore".into(), number(f.tokens_before));
+    m.insert(
+        "details".into(),
+        json!({"readFiles": f.read_files, "modifiedFiles": f.modified_files}),
+    );
+    m.insert("fromHook".into(), json!(false));
+    let entry = Value::Object(m);
+    let row = scan.push_row(entry.clone());
+    let mut appended = Appended {
+        entry,
+        id: id.clone(),
+        row,
+        hardened: false,
+        planned_first_kept: f.first_kept_entry_id.clone(),
+    };
+    if harden
+        && !f.summary.trim().is_empty()
+        && f.first_kept_entry_id != id
+        && scan.index.leaf_id.as_deref() == Some(id.as_str())
+        && has_messages_before_kept_tail(&active_path(scan))
+    {
+        appended.entry["firstKeptEntryId"] = json!(id);
+        scan.index.rows[row]["firstKeptEntryId"] = json!(id);
+        if let Some(a) = scan.added.iter_mut().find(|(i, _)| *i == row) {
+            a.1["firstKeptEntryId"] = json!(id);
+        }
+        appended.hardened = true;
+    }
+    appended
+}
+
+/// A JSON number for a token count (integral values without a fraction).
+pub fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        json!(f as i64)
+    } else {
+        serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// Writes `path` as its first `bytes` bytes plus `line` (a newline first when the file does
+/// not end with one), atomically: temp file beside it (0600, `O_EXCL`), fsync, rename,
+/// directory fsync.
+pub fn write_appended(
+    path: &Path,
+    bytes: u64,
+    ends_with_newline: bool,
+    line: &str,
+) -> Result<(), EntryError> {
+    let err = |source| EntryError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut src = File::open(path).map_err(err)?;
+    if src.metadata().map_err(err)?.len() != bytes {
+        return Err(EntryError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
+    let tmp = crate::atomic_file::temp_path_for(path);
+    let mut out = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(err)?;
+    let result = (|| -> std::io::Result<()> {
+        let copied = std::io::copy(&mut (&mut src).take(bytes), &mut out)?;
+        if copied != bytes {
+            return Err(std::io::Error::other("short copy"));
+        }
+        let mut tail = Vec::with_capacity(line.len() + 2);
+        if !ends_with_newline {
+            tail.push(b'\n');
+        }
+        tail.extend_from_slice(line.as_bytes());
+        tail.push(b'\n');
+        out.write_all(&tail)?;
+        out.sync_all()?;
+        drop(out);
+        std::fs::rename(&tmp, path)?;
+        crate::atomic_file::sync_dir(path.parent().unwrap_or(Path::new(".")))
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! Compaction of OpenClaw transcripts (`transcript.md` §4): settings and the threshold,
+//! `prepareCompaction`'s cut point with tool-call pairing, the default-mode prompts, a
+//! pluggable summariser (an external command) or a deterministic extractive summary, the
+//! compaction entry with the manual hardening rule, the `truncateAfterCompaction`
+//! successor, `--max-lines` truncation, and the store bookkeeping.
+//!
+//! One concept per module; the `claw-compact` binary only parses arguments, calls
+//! [`ops`] and prints.
+
+pub mod bookkeeping;
+pub mod entry;
+pub mod extractive;
+pub mod ops;
+pub mod plan;
+pub mod prompt;
+pub mod rotate;
+pub mod scan;
+pub mod settings;
+pub mod summarizer;
+pub mod truncate;

@@ -1,0 +1,762 @@
+//! The `claw-compact` operations end to end: resolve the session, refuse while a gateway is
+//! live, take the transcript write lock as the gateway does for compaction, scan, plan,
+//! summarise, write (transcript or successor first, the store last), record the signal.
+//!
+//! Crash order for `--rotate`: the successor is written and made durable before the store
+//! is pointed at it, and the old transcript is never modified, so a crash leaves either the
+//! old state (plus at most an unreferenced successor file) or the new one.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use super::bookkeeping::{self, Checkpoint, CompactionRecord};
+use super::entry::{self, EntryError, EntryFields};
+use super::extractive::Extractor;
+use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
+use super::prompt::{self, PromptError};
+use super::rotate::{self, RotateError};
+use super::scan::{self, ScanError, Scanned};
+use super::settings::{self, Overrides, Settings};
+use super::summarizer::{self, Call, SummarizerError};
+use super::truncate::{self, TruncateError};
+use crate::context::StateContext;
+use crate::exit::{self, ExitCode};
+use crate::session_ops::OpsError;
+use crate::store::{LoadOptions, SessionStore, StoreError};
+use crate::store_lock::{LockWait, StoreLock, StoreLockError};
+use crate::transcript::context::convert_to_llm;
+use crate::transcript::session::{self, SessionError, SessionRef};
+use crate::write_lock::{
+    AcquireOptions, WriteLock, WriteLockError, WriteLockGuard, WriteLockSettings,
+    DEFAULT_MAX_HOLD_MS,
+};
+
+/// Why a compaction command failed; nothing was written unless the message says so.
+#[derive(Debug, Error)]
+pub enum CompactError {
+    /// The session could not be resolved.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// Store selection, live gateway.
+    #[error(transparent)]
+    Ops(#[from] OpsError),
+    /// The transcript lock stayed held.
+    #[error(transparent)]
+    Lock(#[from] WriteLockError),
+    /// Another clawstate writer holds the store.
+    #[error(transparent)]
+    StoreLock(#[from] StoreLockError),
+    /// The store could not be read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The transcript is unusable.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+    /// The plan failed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The prompt could not be built.
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    /// The summariser failed.
+    #[error(transparent)]
+    Summarizer(#[from] SummarizerError),
+    /// Writing the compaction failed.
+    #[error(transparent)]
+    Entry(#[from] EntryError),
+    /// Writing the successor failed.
+    #[error(transparent)]
+    Rotate(#[from] RotateError),
+    /// `--max-lines` failed.
+    #[error(transparent)]
+    Truncate(#[from] TruncateError),
+    /// `--summary-file` could not be read or is empty.
+    #[error("{}: {message}", path.display())]
+    SummaryFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The session entry changed while compacting.
+    #[error("session {key:?} changed while it was being compacted ({what}); the transcript {written} — rerun to update the store")]
+    Changed {
+        /// The key.
+        key: String,
+        /// What changed.
+        what: String,
+        /// What was already written.
+        written: String,
+    },
+}
+
+impl ExitCode for CompactError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            CompactError::Session(e) => e.exit_code(),
+            CompactError::Ops(e) => e.exit_code(),
+            CompactError::Lock(e) => e.exit_code(),
+            CompactError::StoreLock(e) => e.exit_code(),
+            CompactError::Store(e) => e.exit_code(),
+            CompactError::Scan(e) => e.exit_code(),
+            CompactError::Plan(e) => e.exit_code(),
+            CompactError::Prompt(e) => e.exit_code(),
+            CompactError::Summarizer(e) => e.exit_code(),
+            CompactError::Entry(e) => e.exit_code(),
+            CompactError::Rotate(e) => e.exit_code(),
+            CompactError::Truncate(e) => e.exit_code(),
+            CompactError::SummaryFile { message, .. } if message.contains("empty") => {
+                exit::DATA_ERR
+            }
+            CompactError::SummaryFile { .. } => exit::NOT_FOUND,
+            CompactError::Changed { .. } => exit::TEMP_FAIL,
+        }
+    }
+}
+
+/// Resolves `SESSION` (key, sessionId or path).
+pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, CompactError> {
+    Ok(session::resolve(ctx, arg)?)
+}
+
+/// The settings for a resolved session.
+pub fn settings_for(ctx: &StateContext, s: &SessionRef, o: &Overrides) -> Settings {
+    settings::resolve(&ctx.config.root, s.entry.as_ref(), o)
+}
+
+/// The write-lock settings the gateway uses while compacting.
+pub fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
+    let mut s = WriteLockSettings::resolve(&ctx.config.root, |k| ctx.env.var(k).map(String::from));
+    if s.max_hold_ms == DEFAULT_MAX_HOLD_MS {
+        s.max_hold_ms = s.compaction_max_hold_ms();
+    }
+    s
+}
+
+fn lock(
+    ctx: &StateContext,
+    path: &Path,
+    dry_run: bool,
+) -> Result<Option<WriteLockGuard>, CompactError> {
+    if dry_run {
+        return Ok(None);
+    }
+    Ok(Some(WriteLock::acquire(
+        path,
+        &lock_settings(ctx),
+        AcquireOptions {
+            allow_reentrant: false,
+        },
+    )?))
+}
+
+/// The live-gateway rule: `Some(warning)` with `--store`, an error otherwise.
+pub fn live_gateway_rule(
+    ctx: &StateContext,
+    dry_run: bool,
+) -> Result<Option<String>, CompactError> {
+    if dry_run {
+        return Ok(None);
+    }
+    Ok(crate::session_ops::check_live_gateway(ctx)?)
+}
+
+fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool {
+    let role = |it: &ContextItem| match it {
+        ContextItem::Entry(i) => scan.facts[path[*i].row].role.as_deref(),
+        ContextItem::Summary(_) => Some("compactionSummary"),
+    };
+    let meaningful = |it: &ContextItem| match it {
+        ContextItem::Entry(i) => scan.facts[path[*i].row].meaningful,
+        ContextItem::Summary(_) => false,
+    };
+    items.iter().enumerate().any(|(k, it)| match role(it) {
+        Some("user" | "assistant" | "custom" | "bashExecution" | "branchSummary") => meaningful(it),
+        Some("toolResult") => items[k.saturating_sub(20)..k].iter().rev().any(|c| {
+            matches!(
+                role(c),
+                Some("user" | "custom" | "bashExecution" | "branchSummary")
+            ) && meaningful(c)
+        }),
+        _ => false,
+    })
+}
+
+/// What `check` found.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The document printed by `check --json`.
+    pub json: Value,
+    /// Whether compaction is due.
+    pub due: bool,
+}
+
+fn latest_compaction_ts(scan: &Scanned, path: &[PathEntry]) -> Option<i64> {
+    path.iter()
+        .rev()
+        .find(|e| e.entry.get("type").and_then(Value::as_str) == Some("compaction"))
+        .and_then(|e| scan.facts[e.row].entry_ts)
+}
+
+/// `check`: the threshold of §4.1–4.2 for one session.
+pub fn check(
+    ctx: &StateContext,
+    s: &SessionRef,
+    o: &Overrides,
+) -> Result<CheckReport, CompactError> {
+    let st = settings_for(ctx, s, o);
+    let scan = scan::scan_file(&s.path)?;
+    let path = active_path(&scan);
+    let items = plan::context_items(&scan, &path)?;
+    let mut est = plan::estimate(&scan, &path, &items);
+    let mut usage_stale = false;
+    if let (Some(ui), Some(cts)) = (est.usage_entry, latest_compaction_ts(&scan, &path)) {
+        let mts = scan.facts[path[ui].row].message_ts;
+        if mts.is_none_or(|t| t <= cts as f64) {
+            usage_stale = true;
+            let t = plan::estimate_sum(&scan, &path, &items);
+            est = plan::Estimate {
+                tokens: t as f64,
+                usage_tokens: 0.0,
+                trailing_tokens: t,
+                usage_entry: None,
+            };
+        }
+    }
+    let nothing = path.is_empty()
+        || path
+            .last()
+            .and_then(|e| e.entry.get("type"))
+            .and_then(Value::as_str)
+            == Some("compaction");
+    let over = st.should_compact(est.tokens);
+    let bytes_due = st
+        .max_active_transcript_bytes
+        .is_some_and(|limit| scan.bytes >= limit);
+    let due = !nothing && (over || bytes_due);
+    let mut reasons = Vec::new();
+    if over {
+        reasons.push("threshold");
+    }
+    if bytes_due {
+        reasons.push("transcript_bytes");
+    }
+    let json = json!({
+        "key": s.key,
+        "sessionId": s.session_id,
+        "path": s.path.to_string_lossy(),
+        "mode": st.mode.as_str(),
+        "contextWindow": st.context_window,
+        "contextWindowSource": st.context_window_source,
+        "reserveTokens": st.reserve_tokens,
+        "reserveTokensFloor": st.reserve_tokens_floor,
+        "keepRecentTokens": st.keep_recent_tokens,
+        "threshold": st.threshold(),
+        "contextTokens": entry::number(est.tokens),
+        "source": if est.usage_entry.is_some() { "usage" } else { "estimate" },
+        "usageTokens": entry::number(est.usage_tokens),
+        "trailingTokens": est.trailing_tokens,
+        "usageStale": usage_stale,
+        "transcriptBytes": scan.bytes,
+        "maxActiveTranscriptBytes": st.max_active_transcript_bytes,
+        "truncateAfterCompaction": st.truncate_after_compaction,
+        "alreadyCompacted": nothing && !path.is_empty(),
+        "reasons": reasons,
+        "shouldCompact": due,
+    });
+    Ok(CheckReport { json, due })
+}
+
+fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Value> {
+    idx.iter()
+        .map(|&i| scan.id(path[i].row).map_or(Value::Null, |s| json!(s)))
+        .collect()
+}
+
+/// `plan`: `prepareCompaction` as JSON; with `messages`, the converted messages too.
+pub fn plan_json(
+    ctx: &StateContext,
+    s: &SessionRef,
+    o: &Overrides,
+    messages: bool,
+) -> Result<Value, CompactError> {
+    let st = settings_for(ctx, s, o);
+    let scan = scan::scan_file(&s.path)?;
+    let path = active_path(&scan);
+    let previous = previous_row(&scan, &path)?;
+    let prep = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())?;
+    let mut doc = Map::new();
+    doc.insert("key".into(), json!(s.key));
+    doc.insert("path".into(), json!(s.path.to_string_lossy()));
+    doc.insert("leafId".into(), json!(scan.index.leaf_id));
+    doc.insert("keepRecentTokens".into(), json!(st.keep_recent_tokens));
+    doc.insert("reserveTokens".into(), json!(st.reserve_tokens));
+    let Some(p) = prep else {
+        let last_is_compaction = !path.is_empty();
+        doc.insert("compactable".into(), json!(false));
+        doc.insert(
+            "reason".into(),
+            json!(if last_is_compaction {
+                "Already compacted"
+            } else {
+                "Nothing to compact (session too small)"
+            }),
+        );
+        return Ok(Value::Object(doc));
+    };
+    doc.insert("compactable".into(), json!(true));
+    doc.insert("firstKeptEntryId".into(), json!(p.first_kept_entry_id));
+    doc.insert("tokensBefore".into(), entry::number(p.tokens_before));
+    doc.insert("isSplitTurn".into(), json!(p.cut.is_split_turn));
+    doc.insert(
+        "turnStartEntryId".into(),
+        json!(p
+            .cut
+            .turn_start_index
+            .filter(|_| p.cut.is_split_turn)
+            .and_then(|i| scan.id(path[i].row))),
+    );
+    doc.insert(
+        "previousCompactionId".into(),
+        json!(p.previous_compaction.and_then(|i| scan.id(path[i].row))),
+    );
+    doc.insert(
+        "boundaryStartEntryId".into(),
+        json!(path.get(p.boundary_start).and_then(|e| scan.id(e.row))),
+    );
+    doc.insert(
+        "messagesToSummarize".into(),
+        Value::Array(ids_of(&scan, &path, &p.messages_to_summarize)),
+    );
+    doc.insert(
+        "turnPrefixMessages".into(),
+        Value::Array(ids_of(&scan, &path, &p.turn_prefix_messages)),
+    );
+    let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
+    doc.insert(
+        "keptEntries".into(),
+        Value::Array(ids_of(&scan, &path, &kept)),
+    );
+    doc.insert("readFiles".into(), json!(p.read_files));
+    doc.insert("modifiedFiles".into(), json!(p.modified_files));
+    doc.insert("hardening".into(), json!(!st.keep_recent_explicit));
+    if messages {
+        let (h, t) = summarized_messages(&scan, &path, &p)?;
+        doc.insert(
+            "messages".into(),
+            json!({"messagesToSummarize": h, "turnPrefixMessages": t}),
+        );
+    }
+    Ok(Value::Object(doc))
+}
+
+fn previous_row(scan: &Scanned, path: &[PathEntry]) -> Result<Option<Value>, CompactError> {
+    match path
+        .iter()
+        .rposition(|e| e.entry.get("type").and_then(Value::as_str) == Some("compaction"))
+    {
+        Some(i) => Ok(Some(scan.read_row(path[i].row)?)),
+        None => Ok(None),
+    }
+}
+
+fn summarized_messages(
+    scan: &Scanned,
+    path: &[PathEntry],
+    p: &Preparation,
+) -> Result<(Vec<Value>, Vec<Value>), CompactError> {
+    let conv = |idx: &[usize]| -> Result<Vec<Value>, CompactError> {
+        let rows: Vec<usize> = idx.iter().map(|&i| path[i].row).collect();
+        Ok(scan
+            .read_rows(&rows)?
+            .iter()
+            .filter_map(plan::entry_message)
+            .collect())
+    };
+    Ok((
+        conv(&p.messages_to_summarize)?,
+        conv(&p.turn_prefix_messages)?,
+    ))
+}
+
+/// Where the summary comes from.
+#[derive(Debug, Clone)]
+pub enum SummarySource {
+    /// The deterministic extractive summary.
+    Extractive,
+    /// An external command (`sh -c`).
+    Command(String),
+    /// A file's text.
+    File(PathBuf),
+}
+
+/// Options of `run`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Setting overrides.
+    pub overrides: Overrides,
+    /// The summary source.
+    pub source: SummarySource,
+    /// `--instructions`.
+    pub instructions: Option<String>,
+    /// `--rotate` (the successor of §4.8).
+    pub rotate: bool,
+    /// `--keep-tail`: never apply the manual hardening rule (as when the config sets
+    /// `keepRecentTokens`).
+    pub keep_tail: bool,
+    /// Compute and report, write nothing.
+    pub dry_run: bool,
+}
+
+/// The summary text for a preparation (file lists appended).
+fn summarize(
+    scan: &Scanned,
+    path: &[PathEntry],
+    p: &Preparation,
+    previous: Option<&Value>,
+    st: &Settings,
+    o: &RunOptions,
+) -> Result<String, CompactError> {
+    let previous_summary = previous
+        .and_then(|v| v.get("summary"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    let body = match &o.source {
+        SummarySource::File(f) => {
+            let text = std::fs::read(f).map_err(|e| CompactError::SummaryFile {
+                path: f.clone(),
+                message: format!("cannot read: {e}"),
+            })?;
+            let text = String::from_utf8_lossy(&text).trim_end().to_string();
+            if text.trim().is_empty() {
+                return Err(CompactError::SummaryFile {
+                    path: f.clone(),
+                    message: "the summary is empty".into(),
+                });
+            }
+            text
+        }
+        SummarySource::Extractive => {
+            let mut x = Extractor::new();
+            let idx: Vec<usize> = p
+                .messages_to_summarize
+                .iter()
+                .chain(p.turn_prefix_messages.iter())
+                .copied()
+                .collect();
+            for chunk in idx.chunks(4096) {
+                let rows: Vec<usize> = chunk.iter().map(|&i| path[i].row).collect();
+                for v in scan.read_rows(&rows)? {
+                    if let Some(m) = plan::entry_message(&v) {
+                        x.push(&m);
+                    }
+                }
+            }
+            x.finish(previous_summary.as_deref(), o.instructions.as_deref())
+        }
+        SummarySource::Command(cmd) => {
+            let (h, t) = summarized_messages(scan, path, p)?;
+            let history = |msgs: &[Value]| -> Result<String, CompactError> {
+                let conv = prompt::serialize_conversation(&convert_to_llm(msgs))?;
+                let text = prompt::history_prompt(
+                    &conv,
+                    previous_summary.as_deref(),
+                    o.instructions.as_deref(),
+                );
+                Ok(summarizer::run(
+                    cmd,
+                    Call::History,
+                    &text,
+                    prompt::history_max_tokens(st.reserve_tokens),
+                )?)
+            };
+            if p.cut.is_split_turn && !t.is_empty() {
+                let hist = if h.is_empty() {
+                    "No prior history.".to_string()
+                } else {
+                    history(&h)?
+                };
+                let conv = prompt::serialize_conversation(&convert_to_llm(&t))?;
+                let prefix = summarizer::run(
+                    cmd,
+                    Call::TurnPrefix,
+                    &prompt::turn_prefix_prompt(&conv),
+                    prompt::turn_prefix_max_tokens(st.reserve_tokens),
+                )?;
+                prompt::join_split_turn(&hist, &prefix)
+            } else {
+                history(&h)?
+            }
+        }
+    };
+    Ok(format!(
+        "{body}{}",
+        prompt::format_file_operations(&p.read_files, &p.modified_files)
+    ))
+}
+
+/// `run`: one manual compaction. Returns the result document.
+pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, CompactError> {
+    let st = settings_for(ctx, s, &o.overrides);
+    let warning = live_gateway_rule(ctx, o.dry_run)?;
+    let _guard = lock(ctx, &s.path, o.dry_run)?;
+    let mut scan = scan::scan_file(&s.path)?;
+    let path = active_path(&scan);
+    let not_compacted = |reason: &str| json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "warning": warning});
+    let items = plan::context_items(&scan, &path)?;
+    if path.is_empty() {
+        return Ok(not_compacted("Nothing to compact (session too small)"));
+    }
+    if path
+        .last()
+        .and_then(|e| e.entry.get("type"))
+        .and_then(Value::as_str)
+        == Some("compaction")
+    {
+        return Ok(not_compacted("Already compacted"));
+    }
+    if !items_real(&scan, &path, &items) {
+        return Ok(not_compacted("no real conversation messages"));
+    }
+    let previous = previous_row(&scan, &path)?;
+    let Some(p) = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())? else {
+        return Ok(not_compacted("Nothing to compact (session too small)"));
+    };
+    let full_before = plan::estimate_sum(&scan, &path, &items);
+    let summary = summarize(&scan, &path, &p, previous.as_ref(), &st, o)?;
+    let pre_session = scan
+        .header
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let pre_leaf = scan.index.leaf_id.clone().unwrap_or_default();
+    let pre_entry = scan.last_entry_id();
+    let (bytes, ends_nl) = (scan.bytes, scan.ends_with_newline);
+    let fields = EntryFields {
+        summary: summary.clone(),
+        first_kept_entry_id: p.first_kept_entry_id.clone(),
+        tokens_before: p.tokens_before,
+        read_files: p.read_files.clone(),
+        modified_files: p.modified_files.clone(),
+    };
+    let harden = !st.keep_recent_explicit && !o.keep_tail;
+    let appended = entry::append_in_memory(&mut scan, &fields, ctx.now_ms, harden);
+    let post_path = active_path(&scan);
+    let post_items = plan::context_items(&scan, &post_path)?;
+    let after = plan::estimate_sum(&scan, &post_path, &post_items);
+    let tokens_after =
+        (full_before == 0 || (after as f64) <= full_before as f64 * 1.1).then_some(after);
+    let successor = if o.rotate {
+        Some(rotate::build(&scan, ctx.now_ms, ctx.env.cwd())?)
+    } else {
+        None
+    };
+    let line = crate::jsjson::to_string_compact(&appended.entry);
+    if !o.dry_run {
+        match &successor {
+            Some(succ) => succ.write()?,
+            None => entry::write_appended(&s.path, bytes, ends_nl, &line)?,
+        }
+    }
+    let active_file = successor
+        .as_ref()
+        .map_or_else(|| s.path.clone(), |x| x.path.clone());
+    let active_id = successor
+        .as_ref()
+        .map(|x| x.session_id.clone())
+        .or_else(|| s.session_id.clone())
+        .unwrap_or_else(|| pre_session.clone());
+    let post_leaf = successor
+        .as_ref()
+        .and_then(|x| x.leaf_id.clone())
+        .unwrap_or_else(|| appended.id.clone());
+    let effective_first_kept = appended
+        .entry
+        .get("firstKeptEntryId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut store_doc = Value::Null;
+    let mut signal_doc = Value::Null;
+    if let (Some(key), Some(target)) = (&s.key, &s.target) {
+        let cp = bookkeeping::checkpoint_record(&Checkpoint {
+            session_key: key,
+            session_id: &active_id,
+            created_at: ctx.now_ms,
+            tokens_before: p.tokens_before,
+            tokens_after,
+            summary: &summary,
+            first_kept_entry_id: &effective_first_kept,
+            pre: (&pre_session, &pre_leaf, pre_entry.as_deref()),
+            post: (
+                &active_file.to_string_lossy(),
+                Some(&post_leaf),
+                Some(&post_leaf),
+            ),
+        });
+        let file_str = active_file.to_string_lossy().into_owned();
+        let record = CompactionRecord {
+            session_key: key,
+            now_ms: ctx.now_ms,
+            tokens_after,
+            successor: successor
+                .as_ref()
+                .map(|x| (x.session_id.as_str(), file_str.as_str())),
+            checkpoint: Some(cp),
+        };
+        let written_what = match &successor {
+            Some(x) => format!("successor {} was written", x.path.display()),
+            None => "was compacted".to_string(),
+        };
+        let updated = update_entry(target, key, s.session_id.as_deref(), o.dry_run, |e| {
+            bookkeeping::apply_compaction(e, &record)
+        })
+        .map_err(|err| match err {
+            CompactError::Changed { key, what, .. } => CompactError::Changed {
+                key,
+                what,
+                written: written_what.clone(),
+            },
+            other => other,
+        })?;
+        store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
+        if !o.dry_run {
+            let op = uuid::Uuid::new_v4().to_string();
+            signal_doc =
+                match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
+                    None => Value::Null,
+                    Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
+                    Some(Err(e)) => json!({"recorded": false, "error": e}),
+                };
+        }
+    }
+    let mut result = Map::new();
+    result.insert("summary".into(), json!(summary));
+    result.insert("firstKeptEntryId".into(), json!(effective_first_kept));
+    result.insert("tokensBefore".into(), entry::number(p.tokens_before));
+    result.insert("tokensAfter".into(), json!(tokens_after));
+    result.insert(
+        "details".into(),
+        json!({"readFiles": p.read_files, "modifiedFiles": p.modified_files}),
+    );
+    if let Some(x) = &successor {
+        result.insert("sessionId".into(), json!(x.session_id));
+        result.insert("sessionFile".into(), json!(x.path.to_string_lossy()));
+    }
+    Ok(json!({
+        "ok": true,
+        "compacted": true,
+        "dryRun": o.dry_run,
+        "key": s.key,
+        "path": s.path.to_string_lossy(),
+        "result": Value::Object(result),
+        "entry": appended.entry,
+        "hardened": appended.hardened,
+        "plannedFirstKeptEntryId": appended.planned_first_kept,
+        "isSplitTurn": p.cut.is_split_turn,
+        "rotation": successor.as_ref().map(|x| x.result_json()),
+        "store": store_doc,
+        "signal": signal_doc,
+        "warning": warning,
+    }))
+}
+
+/// Loads the store under its lock, checks the entry still names `session_id`, applies
+/// `f` and saves (or, dry, only computes). Returns the entry after.
+fn update_entry(
+    target: &crate::targets::StoreTarget,
+    key: &str,
+    session_id: Option<&str>,
+    dry_run: bool,
+    f: impl FnOnce(&mut Map<String, Value>),
+) -> Result<Value, CompactError> {
+    let _lock = if dry_run {
+        None
+    } else {
+        Some(StoreLock::acquire(
+            &target.store_path,
+            LockWait::Block,
+            || {},
+        )?)
+    };
+    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
+    let Some(mut e) = store.entry(key).cloned() else {
+        return Err(CompactError::Changed {
+            key: key.to_string(),
+            what: "the entry is gone".into(),
+            written: String::new(),
+        });
+    };
+    let now_id = e.get("sessionId").and_then(Value::as_str);
+    if now_id != session_id {
+        return Err(CompactError::Changed {
+            key: key.to_string(),
+            what: format!("sessionId is now {now_id:?}"),
+            written: String::new(),
+        });
+    }
+    f(&mut e);
+    if !dry_run {
+        store.set_entry(key, e.clone());
+        store.save()?;
+    }
+    Ok(Value::Object(e))
+}
+
+/// `truncate --max-lines N`: the peer's result document.
+pub fn truncate(
+    ctx: &StateContext,
+    s: &SessionRef,
+    max_lines: u64,
+    dry_run: bool,
+) -> Result<Value, CompactError> {
+    let key = json!(s.key);
+    if let Some(e) = &s.entry {
+        if e.get("sessionId")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Ok(
+                json!({"ok": true, "key": key, "compacted": false, "reason": "no sessionId"}),
+            );
+        }
+    }
+    if !s.path.is_file() {
+        return Ok(json!({"ok": true, "key": key, "compacted": false, "reason": "no transcript"}));
+    }
+    let warning = live_gateway_rule(ctx, dry_run)?;
+    let _guard = lock(ctx, &s.path, dry_run)?;
+    let plan = truncate::plan(&s.path, max_lines)?;
+    let Some(lines) = plan.lines else {
+        return Ok(json!({"ok": true, "key": key, "compacted": false, "kept": plan.kept}));
+    };
+    let archived = if dry_run {
+        crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms)
+    } else {
+        truncate::apply(&s.path, &lines, ctx.now_ms)?
+    };
+    let mut doc = json!({"ok": true, "key": key, "compacted": true, "archived": archived.to_string_lossy(), "kept": plan.kept});
+    if dry_run {
+        doc["dryRun"] = json!(true);
+    }
+    if let (Some(k), Some(target)) = (&s.key, &s.target) {
+        update_entry(target, k, s.session_id.as_deref(), dry_run, |e| {
+            bookkeeping::apply_trim(e, ctx.now_ms)
+        })
+        .map_err(|err| match err {
+            CompactError::Changed { key, what, .. } => CompactError::Changed {
+                key,
+                what,
+                written: format!("was trimmed (archive {})", archived.display()),
+            },
+            other => other,
+        })?;
+    }
+    if let Some(w) = warning {
+        doc["warning"] = json!(w);
+    }
+    Ok(doc)
+}
