@@ -418,6 +418,7 @@ fn summarize(
     previous: Option<&Value>,
     st: &Settings,
     o: &RunOptions,
+    will_harden: bool,
 ) -> Result<String, CompactError> {
     let previous_summary = previous
         .and_then(|v| v.get("summary"))
@@ -440,10 +441,25 @@ fn summarize(
         }
         SummarySource::Extractive => {
             let mut x = Extractor::new();
+            // When the hardening rule will drop the kept tail from the context, the
+            // extractive summary covers it too, so nothing leaves the context unsummarised.
+            let tail: Vec<usize> = if will_harden {
+                (p.cut.first_kept_index..path.len())
+                    .filter(|&i| {
+                        matches!(
+                            path[i].entry.get("type").and_then(Value::as_str),
+                            Some("message" | "custom_message" | "branch_summary")
+                        )
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let idx: Vec<usize> = p
                 .messages_to_summarize
                 .iter()
                 .chain(p.turn_prefix_messages.iter())
+                .chain(tail.iter())
                 .copied()
                 .collect();
             for chunk in idx.chunks(4096) {
@@ -525,7 +541,10 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         return Ok(not_compacted("Nothing to compact (session too small)"));
     };
     let full_before = plan::estimate_sum(&scan, &path, &items);
-    let summary = summarize(&scan, &path, &p, previous.as_ref(), &st, o)?;
+    let harden = !st.keep_recent_explicit && !o.keep_tail;
+    let will_harden =
+        harden && (!p.messages_to_summarize.is_empty() || !p.turn_prefix_messages.is_empty());
+    let summary = summarize(&scan, &path, &p, previous.as_ref(), &st, o, will_harden)?;
     let pre_session = scan
         .header
         .get("id")
@@ -542,7 +561,6 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         read_files: p.read_files.clone(),
         modified_files: p.modified_files.clone(),
     };
-    let harden = !st.keep_recent_explicit && !o.keep_tail;
     let appended = entry::append_in_memory(&mut scan, &fields, ctx.now_ms, harden);
     let post_path = active_path(&scan);
     let post_items = plan::context_items(&scan, &post_path)?;
