@@ -450,6 +450,13 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let r = session_ops::reset(ctx, key, w, waiting).or_fail()?;
+    if let Some(Err(e)) = &r.signal_cursors {
+        warn(PROG, &format!("watcher cursors not reset: {e}"));
+    }
+    let signal_cursors = match &r.signal_cursors {
+        Some(Ok(n)) => json!(n),
+        _ => Value::Null,
+    };
     match mode {
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
@@ -470,6 +477,9 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
                     b.display()
                 ));
             }
+            if let Some(Ok(n)) = &r.signal_cursors {
+                t.push_str(&format!("{would}reset {n} watcher cursor(s)\n"));
+            }
             out(&t)
         }
         _ => print_json(&json!({
@@ -481,6 +491,7 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
             "sessionFile": r.session_file.to_string_lossy(),
             "headerWritten": r.header_written,
             "archived": pairs(&r.archived),
+            "signalCursorsReset": signal_cursors,
             "entry": Value::Object(r.entry),
         })),
     }
@@ -498,15 +509,25 @@ fn delete(
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let (target, results) = session_ops::delete(ctx, keys, w, waiting).or_fail()?;
+    for r in &results {
+        if let Some(Err(e)) = &r.signal_state {
+            warn(PROG, &format!("{}: signal state not forgotten: {e}", r.key));
+        }
+    }
     let rows: Vec<Value> = results
         .iter()
         .map(|r| {
+            let forgotten = match &r.signal_state {
+                Some(Ok(f)) => f.to_json(),
+                _ => Value::Null,
+            };
             json!({
                 "key": r.key,
                 "sessionId": r.session_id,
                 "transcriptShared": r.transcript_shared,
                 "archived": pairs(&r.archived),
                 "removedFiles": r.removed_sidecars.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+                "signalsForgotten": forgotten,
             })
         })
         .collect();
