@@ -679,14 +679,16 @@ pub fn row_needs_repair(entry: &Value) -> bool {
     if role == Some("user") {
         return match content {
             Some(Value::String(s)) => js_trim(s).is_empty(),
-            Some(Value::Array(blocks)) => blocks.is_empty()
-                || blocks.iter().any(|b| {
-                    b.is_object()
-                        && b.get("type").and_then(Value::as_str) == Some("text")
-                        && b.get("text")
-                            .and_then(Value::as_str)
-                            .is_some_and(|t| js_trim(t).is_empty())
-                }),
+            Some(Value::Array(blocks)) => {
+                blocks.is_empty()
+                    || blocks.iter().any(|b| {
+                        b.is_object()
+                            && b.get("type").and_then(Value::as_str) == Some("text")
+                            && b.get("text")
+                                .and_then(Value::as_str)
+                                .is_some_and(|t| js_trim(t).is_empty())
+                    })
+            }
             _ => false,
         };
     }
