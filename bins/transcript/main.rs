@@ -469,21 +469,17 @@ fn tail_cmd(
     };
     if let Ok(file) = std::fs::File::open(&s.path) {
         let window = n.max(1) * 20 + 20;
-        let msgs = tail::recent_messages(
+        let msgs = tail::recent_display_messages(
             &file,
-            window,
+            n,
             window,
             tail::RECENT_MESSAGES_MAX_BYTES,
+            history::CHAT_HISTORY_TEXT_MAX_CHARS,
+            raw,
             ctx.now_ms,
         )
         .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
-        let msgs = if raw {
-            msgs
-        } else {
-            history::project_chat_display(msgs, history::CHAT_HISTORY_TEXT_MAX_CHARS)
-        };
-        let skip = msgs.len().saturating_sub(n);
-        print_messages(mode, &msgs[skip..])?;
+        print_messages(mode, &msgs)?;
     } else if !follow {
         return Err(Failure::new(
             exit::NOT_FOUND,

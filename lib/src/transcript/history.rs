@@ -65,7 +65,21 @@ pub fn strip_inline_directive_tags(text: &str) -> String {
 static EDGE_PUNCT: LazyLock<Regex> = LazyLock::new(|| re(r"^\p{P}+|\p{P}+$"));
 
 fn is_silent_text(text: &str, token: &str) -> bool {
-    if text.is_empty() || text.len() > 4096 || !text.to_ascii_uppercase().contains(token) {
+    // `text.toUpperCase().includes(token)` for an ASCII upper-case token.
+    let has_token = |t: &str| {
+        t.as_bytes()
+            .windows(token.len())
+            .any(|w| w.eq_ignore_ascii_case(token.as_bytes()))
+    };
+    if text.is_empty() || text.len() > 4096 {
+        return false;
+    }
+    // Stripping edge punctuation changes only the first and last words (white space is
+    // never punctuation), so a middle word that is not the token settles it.
+    let mut words = text.split_whitespace();
+    words.next();
+    words.next_back();
+    if !words.all(|w| w.eq_ignore_ascii_case(token)) || !has_token(text) {
         return false;
     }
     let exact = |t: &str| {
@@ -645,6 +659,51 @@ pub fn record_to_message(record: &Value, seq: u64, now_ms: i64) -> Option<Value>
         }));
     }
     None
+}
+
+/// [`record_to_message`] for a record that is no longer needed: the message is moved out
+/// of it instead of copied.
+pub fn record_into_message(record: Value, seq: u64, now_ms: i64) -> Option<Value> {
+    let Value::Object(mut o) = record else {
+        return None;
+    };
+    if !o.get("message").is_some_and(js_truthy) {
+        return record_to_message(&Value::Object(o), seq, now_ms);
+    }
+    let ts = match o.get("timestamp") {
+        Some(Value::String(s)) => parse_date_ms(s).map(|t| json!(t)),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .map(|_| Value::Number(n.clone())),
+        _ => None,
+    };
+    let id = o.get("id").and_then(Value::as_str).map(String::from);
+    let m = o.shift_remove("message").unwrap_or(Value::Null);
+    let Value::Object(mut m) = m else {
+        return Some(m);
+    };
+    let idem = m
+        .get("idempotencyKey")
+        .and_then(Value::as_str)
+        .filter(|s| !js_trim(s).is_empty())
+        .map(String::from);
+    let mut meta = match m.get_mut("__openclaw") {
+        Some(Value::Object(x)) => std::mem::take(x),
+        _ => Map::new(),
+    };
+    if let Some(id) = id {
+        meta.insert("id".into(), json!(id));
+    }
+    if let Some(k) = idem {
+        meta.insert("idempotencyKey".into(), json!(k));
+    }
+    if let Some(t) = ts {
+        meta.insert("recordTimestampMs".into(), t);
+    }
+    meta.insert("seq".into(), json!(seq));
+    m.insert("__openclaw".into(), Value::Object(meta));
+    Some(Value::Object(m))
 }
 
 /// `transcriptRecordsToMessages`: visible records numbered from 1.
@@ -1583,7 +1642,11 @@ fn dup_text(m: &Value) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
-fn filter_visible(messages: Vec<Value>) -> Vec<Value> {
+/// The visibility filter (heartbeat pairs, hidden messages, duplicate mirrors), also
+/// telling whether the first message was kept (then nothing that came before it could
+/// have changed what follows: see [`project_chat_display_last`]).
+fn filter_visible_checked(messages: Vec<Value>) -> (Vec<Value>, bool) {
+    let mut first_kept = false;
     let mut visible: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -1638,10 +1701,11 @@ fn filter_visible(messages: Vec<Value>) -> Vec<Value> {
             i += 1;
             continue;
         }
+        first_kept |= i == 0;
         visible.push(cur.clone());
         i += 1;
     }
-    visible
+    (visible, first_kept)
 }
 
 fn tts_marker(m: &Value) -> Option<(Option<String>, Option<String>)> {
@@ -1681,10 +1745,14 @@ fn is_tts_supplement(m: &Value) -> bool {
     has
 }
 
-fn merge_tts(messages: Vec<Value>) -> Vec<Value> {
+/// Merges TTS supplements into the replies they voice, also telling whether every
+/// supplement found its target among these messages (one without might have merged into
+/// an earlier message).
+fn merge_tts_checked(messages: Vec<Value>) -> (Vec<Value>, bool) {
     if !messages.iter().any(is_tts_supplement) {
-        return messages;
+        return (messages, true);
     }
+    let mut local = true;
     let mut merged: Vec<Value> = Vec::new();
     for m in messages {
         if let (Some((sha, spoken)), true) = (tts_marker(&m), is_tts_supplement(&m)) {
@@ -1743,10 +1811,11 @@ fn merge_tts(messages: Vec<Value>) -> Vec<Value> {
                 }
                 continue;
             }
+            local = false;
         }
         merged.push(m);
     }
-    merged
+    (merged, local)
 }
 
 // Message-tool visible replies.
@@ -2331,16 +2400,127 @@ pub fn augment_canvas(messages: Vec<Value>) -> Vec<Value> {
 
 /// `projectChatDisplayMessages`: the gateway's display projection.
 pub fn project_chat_display(messages: Vec<Value>, max_chars: usize) -> Vec<Value> {
-    let stripped: Vec<Value> = messages.iter().map(strip_envelope_from_message).collect();
+    project_display(messages.iter(), max_chars, false).unwrap_or_default()
+}
+
+/// The projection of `messages`. With `suffix`, `messages` is the tail of a longer list
+/// starting at a [`starts_independent_suffix`] message, and `None` says that the messages
+/// before it might have changed the result (the caller then takes a longer tail).
+fn project_display<'a>(
+    messages: impl Iterator<Item = &'a Value>,
+    max_chars: usize,
+    suffix: bool,
+) -> Option<Vec<Value>> {
+    let stripped: Vec<Value> = messages.map(strip_envelope_from_message).collect();
     let mirrored = mirror_message_tool_replies(stripped);
     let objects: Vec<Value> = mirrored.into_iter().filter(Value::is_object).collect();
     let errors = project_empty_assistant_errors(objects);
     let pass1 = sanitize_messages(errors, MAX_SAFE);
     let objects: Vec<Value> = pass1.into_iter().filter(Value::is_object).collect();
     let forwarded = project_sessions_send(objects);
-    let visible = filter_visible(forwarded);
-    let merged = merge_tts(visible);
-    sanitize_messages(merged, max_chars)
+    let (visible, first_kept) = filter_visible_checked(forwarded);
+    if suffix && !first_kept {
+        return None;
+    }
+    let (merged, local) = merge_tts_checked(visible);
+    if suffix && !local {
+        return None;
+    }
+    Some(sanitize_messages(merged, max_chars))
+}
+
+/// Whether the projection of the messages from this one on does not depend on the messages
+/// before it, provided it stays visible and later TTS supplements find their targets after
+/// it: a plain user message (not a `sessions_send` forward) ends every pending message-tool
+/// reply, is never merged into or deduplicated against what came before, and maps 1:1
+/// through the steps before the visibility filter.
+fn starts_independent_suffix(m: &Value) -> bool {
+    m.is_object() && s_of(m, "role") == Some("user") && !is_sessions_send_user(m)
+}
+
+/// The last `n` messages of [`project_chat_display`] (all of them when there are fewer),
+/// projecting only as long a tail of `messages` as that needs: the tail starts at a plain
+/// user message whose projection is independent of everything before it, and is doubled
+/// until it yields `n` messages (or is the whole list). The result is identical to
+/// projecting everything and keeping the last `n`.
+pub fn project_chat_display_last(messages: Vec<Value>, max_chars: usize, n: usize) -> Vec<Value> {
+    let mut cache: Vec<Option<Value>> = messages.into_iter().map(Some).collect();
+    project_last_cached(&mut cache, &mut |_| None, max_chars, n).unwrap_or_default()
+}
+
+/// [`project_chat_display_last`] over `len` messages built on demand by `message(i)`
+/// (only those the result needs are built). `None` when `message` returns `None`.
+pub fn project_chat_display_last_with(
+    len: usize,
+    message: &mut dyn FnMut(usize) -> Option<Value>,
+    max_chars: usize,
+    n: usize,
+) -> Option<Vec<Value>> {
+    let mut cache: Vec<Option<Value>> = vec![None; len];
+    project_last_cached(&mut cache, message, max_chars, n)
+}
+
+fn fill(
+    cache: &mut [Option<Value>],
+    message: &mut dyn FnMut(usize) -> Option<Value>,
+    from: usize,
+    to: usize,
+) -> Option<()> {
+    for (i, slot) in cache.iter_mut().enumerate().take(to).skip(from) {
+        if slot.is_none() {
+            *slot = Some(message(i)?);
+        }
+    }
+    Some(())
+}
+
+fn project_last_cached(
+    cache: &mut [Option<Value>],
+    message: &mut dyn FnMut(usize) -> Option<Value>,
+    max_chars: usize,
+    n: usize,
+) -> Option<Vec<Value>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let len = cache.len();
+    let mut want = n.saturating_add(n / 8).saturating_add(4);
+    while want < len {
+        // The latest independent start at or before `len - want` (never 0: that is the
+        // whole list, projected below).
+        let mut start = None;
+        for k in (1..=len - want).rev() {
+            fill(cache, message, k, k + 1)?;
+            if cache[k].as_ref().is_some_and(starts_independent_suffix) {
+                start = Some(k);
+                break;
+            }
+        }
+        let Some(start) = start else { break };
+        fill(cache, message, start, len)?;
+        let tail = cache[start..].iter().flatten();
+        let projected = project_display(tail, max_chars, true);
+        #[cfg(test)]
+        tests::SUFFIX_TRIES.with(|c| {
+            let mut c = c.borrow_mut();
+            match &projected {
+                None => c.0 += 1,
+                Some(p) if p.len() < n => c.1 += 1,
+                Some(_) => c.2 += 1,
+            }
+        });
+        if let Some(p) = projected {
+            if p.len() >= n {
+                let skip = p.len() - n;
+                return Some(p.into_iter().skip(skip).collect());
+            }
+        }
+        want = (len - start).saturating_mul(2);
+    }
+    fill(cache, message, 0, len)?;
+    let p = project_display(cache.iter().flatten(), max_chars, false)?;
+    let skip = p.len().saturating_sub(n);
+    Some(p.into_iter().skip(skip).collect())
 }
 
 /// `dropPreSessionStartAnnouncePairs`.
@@ -2431,8 +2611,9 @@ pub fn apply_chat_history_budget(messages: Vec<Value>, now_ms: i64) -> Vec<Value
             }
         })
         .collect();
-    let (capped, _) = cap_array_by_json_bytes(replaced, CHAT_HISTORY_MAX_BYTES);
-    if capped.is_empty() || json_bytes(&Value::Array(capped.clone())) <= CHAT_HISTORY_MAX_BYTES {
+    // The capped array's JSON length is the one `cap_array_by_json_bytes` computed.
+    let (capped, bytes) = cap_array_by_json_bytes(replaced, CHAT_HISTORY_MAX_BYTES);
+    if capped.is_empty() || bytes <= CHAT_HISTORY_MAX_BYTES {
         return capped;
     }
     let last = capped.last().cloned().unwrap_or(Value::Null);
@@ -2704,6 +2885,101 @@ mod tests {
             strip_internal_runtime_context("hi\n<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nsecret\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>\nthere"),
             "hi\n\nthere"
         );
+    }
+
+    thread_local! {
+        /// Suffix projections tried: (dependent on earlier messages, too short, used).
+        pub(super) static SUFFIX_TRIES: std::cell::RefCell<(usize, usize, usize)> =
+            const { std::cell::RefCell::new((0, 0, 0)) };
+    }
+
+    #[test]
+    fn projecting_the_tail_equals_projecting_everything() {
+        for seed in 0..150u64 {
+            let len = [0, 1, 3, 20, 80, 160][seed as usize % 6];
+            let msgs = crate::transcript::testgen::messages(seed, len);
+            let full = project_chat_display(msgs.clone(), 8000);
+            for n in [1usize, 2, 3, 7, 20, 50, 1000] {
+                let want: Vec<Value> = full[full.len().saturating_sub(n)..].to_vec();
+                let got = project_chat_display_last(msgs.clone(), 8000, n);
+                assert!(got == want, "seed {seed} len {len} n {n}");
+                let lazy = project_chat_display_last_with(
+                    msgs.len(),
+                    &mut |i| Some(msgs[i].clone()),
+                    8000,
+                    n,
+                )
+                .unwrap();
+                assert!(lazy == want, "seed {seed} len {len} n {n} (lazy)");
+            }
+        }
+        let (dependent, short, used) = SUFFIX_TRIES.with(|c| *c.borrow());
+        eprintln!("suffix projections: {dependent} dependent, {short} too short, {used} used");
+        assert!(dependent > 20 && short > 5 && used > 100);
+    }
+
+    #[test]
+    fn owned_records_become_the_same_messages() {
+        let records = [
+            json!({"type":"message","id":"a","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"x","idempotencyKey":"k"}}),
+            json!({"type":"message","id":"a","timestamp":5,"message":{"role":"user","__openclaw":{"seq":9,"z":1},"content":"x"}}),
+            json!({"type":"message","timestamp":"bad","message":{"__openclaw":"not an object","role":"user"}}),
+            json!({"type":"message","id":7,"message":"just a string"}),
+            json!({"type":"message","message":0}),
+            json!({"type":"message","message":[]}),
+            json!({"type":"compaction","id":"c","timestamp":"2026-01-01T00:00:00.000Z"}),
+            json!({"type":"compaction","timestamp":"nope"}),
+            json!({"type":"label"}),
+            json!([1]),
+            json!("s"),
+        ];
+        for r in records {
+            assert_eq!(
+                record_into_message(r.clone(), 4, 123),
+                record_to_message(&r, 4, 123),
+                "{r}"
+            );
+        }
+    }
+
+    #[test]
+    fn silent_text_pre_checks_agree_with_the_rule() {
+        let slow = |text: &str, token: &str| {
+            if text.is_empty() || text.len() > 4096 || !text.to_ascii_uppercase().contains(token) {
+                return false;
+            }
+            let exact = |t: &str| {
+                let mut words = t.split_whitespace();
+                let first = words.next();
+                first.is_some_and(|f| f.eq_ignore_ascii_case(token))
+                    && words.all(|w| w.eq_ignore_ascii_case(token))
+            };
+            exact(text) || exact(&EDGE_PUNCT.replace_all(js_trim(text), ""))
+        };
+        for t in [
+            "NO_REPLY",
+            "no_reply",
+            "...NO_REPLY!!!",
+            "¡NO_REPLY!",
+            "NO_REPLY NO_REPLY",
+            "NO_REPLY, NO_REPLY",
+            "— NO_REPLY —",
+            "... NO_REPLY ...",
+            "a NO_REPLY",
+            "NO_REPLY b NO_REPLY",
+            "NO_REPLYNO_REPLY",
+            "NO_\u{e9}REPLY",
+            "n\u{f8}_reply",
+            "\u{a0}NO_REPLY\u{3000}NO_REPLY",
+            "NO_REPLY\u{2028}no_reply.",
+            "",
+            ".",
+            "REPLY_SKIP",
+        ] {
+            for tok in ["NO_REPLY", "ANNOUNCE_SKIP", "REPLY_SKIP"] {
+                assert_eq!(is_silent_text(t, tok), slow(t, tok), "{t:?} {tok}");
+            }
+        }
     }
 
     #[test]

@@ -12,11 +12,14 @@ pub mod entry;
 pub mod history;
 pub mod locks;
 pub mod migrate;
+pub mod partial;
 pub mod reader;
 pub mod repair;
 pub mod session;
 pub mod stats;
 pub mod tail;
+#[cfg(test)]
+pub(crate) mod testgen;
 pub mod tokens;
 pub mod tree;
 

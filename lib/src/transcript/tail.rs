@@ -50,7 +50,10 @@ pub fn read_tail_lines(file: &File, max_bytes: u64, max_lines: usize) -> io::Res
         } else {
             seg
         };
-        let s = String::from_utf8_lossy(seg);
+        let s = match std::str::from_utf8(seg) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(seg),
+        };
         if !js_trim(&s).is_empty() {
             out.push(s.into_owned());
         }
@@ -227,6 +230,14 @@ pub fn parse_tail_record(line: &str) -> Option<Value> {
 /// the nearest earlier compaction prepended when the branch starts later), all records
 /// for a linear window, nothing when `fail_closed` and a leaf control is invalid.
 pub fn select_active_records(records: &[Value], fail_closed: bool) -> Vec<usize> {
+    if is_plain_chain(records) {
+        return (0..records.len()).collect();
+    }
+    select_active_records_scan(records, fail_closed)
+}
+
+/// [`select_active_records`] through the tree scan.
+fn select_active_records_scan(records: &[Value], fail_closed: bool) -> Vec<usize> {
     let refs: Vec<&Value> = records.iter().collect();
     let tree = scan_tree(&refs);
     if fail_closed && tree.has_invalid_leaf_control {
@@ -254,6 +265,63 @@ pub fn select_active_records(records: &[Value], fail_closed: bool) -> Vec<usize>
     active
 }
 
+/// Whether `records` are one plain parent chain: canonical rows with distinct ids, no
+/// `appendMode`, each `parentId` naming the row before it (the first's null or outside the
+/// window). The tree scan then makes every row a node whose parent is the row before, the
+/// leaf is the last row, and the active branch is the whole window, with no compaction to
+/// prepend: what [`select_active_records`] returns without building the tree.
+fn is_plain_chain(records: &[Value]) -> bool {
+    records.iter().all(Value::is_object)
+        && is_plain_chain_of(records.iter().map(|r| {
+            [
+                r.get("type"),
+                r.get("id"),
+                r.get("parentId"),
+                r.get("appendMode"),
+            ]
+        }))
+}
+
+/// [`is_plain_chain`] over the `type`, `id`, `parentId` and `appendMode` of object records.
+fn is_plain_chain_of<'a>(records: impl ExactSizeIterator<Item = [Option<&'a Value>; 4]>) -> bool {
+    fn non_empty(v: Option<&Value>) -> Option<&str> {
+        match v {
+            Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.as_str()),
+            _ => None,
+        }
+    }
+    let mut ids: std::collections::HashSet<&str> =
+        std::collections::HashSet::with_capacity(records.len());
+    let mut prev: Option<&str> = None;
+    let mut first_parent: Option<&str> = None;
+    for [ty, id, parent, append_mode] in records {
+        if !ty
+            .and_then(Value::as_str)
+            .is_some_and(super::entry::is_canonical_type)
+            || append_mode.is_some()
+        {
+            return false;
+        }
+        let Some(id) = non_empty(id) else {
+            return false;
+        };
+        match (prev, parent) {
+            (None, Some(Value::Null)) => {}
+            (None, p @ Some(_)) => match non_empty(p) {
+                Some(p) => first_parent = Some(p),
+                None => return false,
+            },
+            (Some(prev), Some(Value::String(p))) if p == prev => {}
+            _ => return false,
+        }
+        if !ids.insert(id) {
+            return false;
+        }
+        prev = Some(id);
+    }
+    first_parent.is_none_or(|p| !ids.contains(p))
+}
+
 /// The recent visible messages of a transcript (`readRecentSessionMessagesFromPath`):
 /// bounded tail read, active branch, messages numbered inside the window, last
 /// `max_messages` kept.
@@ -274,6 +342,161 @@ pub fn recent_messages(
     let msgs = history::records_to_messages(&refs, now_ms);
     let skip = msgs.len().saturating_sub(max_messages);
     Ok(msgs.into_iter().skip(skip).collect())
+}
+
+/// The visible messages of a bounded tail read ([`recent_messages`]), with each line parsed
+/// only as far as the tree and the numbering need: a message is built from its line when
+/// it is asked for, so a reader that shows the last few of a thousand messages parses only
+/// those few in full.
+#[derive(Debug, Default)]
+pub struct RecentWindow {
+    lines: Vec<String>,
+    /// (line index, seq, the record when it had to be built whole) per visible message.
+    rows: Vec<(usize, u64, Option<Value>)>,
+    now_ms: i64,
+}
+
+impl RecentWindow {
+    /// Reads the window [`recent_messages`] reads, with the same arguments.
+    pub fn read(
+        file: &File,
+        max_messages: usize,
+        max_lines: usize,
+        max_bytes: u64,
+        now_ms: i64,
+    ) -> io::Result<RecentWindow> {
+        let mut w = RecentWindow {
+            now_ms,
+            ..RecentWindow::default()
+        };
+        if max_messages == 0 || file.metadata()?.len() == 0 {
+            return Ok(w);
+        }
+        w.lines = read_tail_lines(file, max_bytes, max_lines.max(max_messages))?;
+        // Per record (object lines, as `parse_tail_record` keeps them): the tree fields,
+        // and the line index, visibility and the whole record when it was built anyway.
+        let mut trees: Vec<super::partial::TreeFields> = Vec::new();
+        let mut records: Vec<(usize, bool, Option<Value>)> = Vec::new();
+        for (i, line) in w.lines.iter().enumerate() {
+            let partial = if line.len() > MAX_PARSE_LINE_BYTES {
+                Err(super::partial::NeedsFullParse)
+            } else {
+                super::partial::tree_fields(line)
+            };
+            match partial {
+                Ok(Some(t)) if t.is_object => {
+                    records.push((i, t.is_visible(), None));
+                    trees.push(t);
+                }
+                Ok(_) => {}
+                Err(super::partial::NeedsFullParse) => {
+                    if let Some(r) = parse_tail_record(line) {
+                        records.push((i, history::is_visible_record(&r), None));
+                        trees.push(super::partial::TreeFields::of_record(&r));
+                        records.last_mut().expect("pushed").2 = Some(r);
+                    }
+                }
+            }
+        }
+        let chain = is_plain_chain_of(
+            trees
+                .iter()
+                .map(|t| [0, 1, 2, 5].map(|k| t.fields[k].as_ref())),
+        );
+        let selected: Vec<usize> = if chain {
+            (0..trees.len()).collect()
+        } else {
+            let lights: Vec<Value> = trees.iter().map(|t| t.light_record()).collect();
+            select_active_records(&lights, true)
+        };
+        let mut seq = 0;
+        for i in selected {
+            let (line, visible, whole) = &mut records[i];
+            if *visible {
+                seq += 1;
+                w.rows.push((*line, seq, whole.take()));
+            }
+        }
+        let skip = w.rows.len().saturating_sub(max_messages);
+        w.rows.drain(..skip);
+        Ok(w)
+    }
+
+    /// How many messages.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The `i`-th message, built from its line (`None` only if the line no longer reads
+    /// as it did, which cannot happen for lines in memory).
+    pub fn message(&self, i: usize) -> Option<Value> {
+        let (line, seq, whole) = self.rows.get(i)?;
+        let rec = match whole {
+            Some(r) => r.clone(),
+            None => parse_tail_record(&self.lines[*line])?,
+        };
+        history::record_into_message(rec, *seq, self.now_ms)
+    }
+
+    /// Messages `from..` (what [`recent_messages`] returns for `from` = 0).
+    pub fn messages_from(&self, from: usize) -> Option<Vec<Value>> {
+        (from..self.len()).map(|i| self.message(i)).collect()
+    }
+
+    /// The last `n` messages of the display projection of messages `from..`
+    /// ([`history::project_chat_display_last`]), building only the messages it needs.
+    pub fn project_last(&self, from: usize, max_chars: usize, n: usize) -> Option<Vec<Value>> {
+        let len = self.len().saturating_sub(from);
+        history::project_chat_display_last_with(len, &mut |i| self.message(from + i), max_chars, n)
+    }
+
+    /// Whether a message might be a subagent announce (whose pairs
+    /// [`history::drop_pre_session_start_announce_pairs`] can drop): its line names one,
+    /// or has an escape that could spell one.
+    pub fn may_hold_announces(&self) -> bool {
+        self.rows.iter().any(|(line, _, whole)| {
+            whole.is_some() || {
+                let l = self.lines[*line].as_bytes();
+                memchr::memmem::find(l, b"subagent_announce").is_some()
+                    || memchr::memmem::find(l, b"\\u").is_some()
+            }
+        })
+    }
+}
+
+/// `tail`'s view: the last `n` messages of the display projection of
+/// [`recent_messages`]`(file, window, window, max_bytes, now_ms)` (or of the messages
+/// themselves when `raw`), parsing in full only the lines those need.
+pub fn recent_display_messages(
+    file: &File,
+    n: usize,
+    window: usize,
+    max_bytes: u64,
+    max_chars: usize,
+    raw: bool,
+    now_ms: i64,
+) -> io::Result<Vec<Value>> {
+    let w = RecentWindow::read(file, window, window, max_bytes, now_ms)?;
+    let lazy = if raw {
+        w.messages_from(w.len().saturating_sub(n))
+    } else {
+        w.project_last(0, max_chars, n)
+    };
+    if let Some(m) = lazy {
+        return Ok(m);
+    }
+    let msgs = recent_messages(file, window, window, max_bytes, now_ms)?;
+    Ok(if raw {
+        let skip = msgs.len().saturating_sub(n);
+        msgs.into_iter().skip(skip).collect()
+    } else {
+        history::project_chat_display_last(msgs, max_chars, n)
+    })
 }
 
 /// One visible record of the full index.
@@ -459,11 +682,57 @@ pub fn chat_history(path: &Path, q: &HistoryQuery) -> Result<ChatHistory, ReadEr
         }
     };
     let project_recent = |msgs: Vec<Value>| -> Vec<Value> {
-        let p = history::project_chat_display(msgs, q.max_chars);
-        let skip = p.len().saturating_sub(max);
-        p.into_iter().skip(if max > 0 { skip } else { 0 }).collect()
+        if max > 0 {
+            history::project_chat_display_last(msgs, q.max_chars, max)
+        } else {
+            history::project_chat_display(msgs, q.max_chars)
+        }
     };
     match q.offset {
+        None if max > 0 => {
+            let w = RecentWindow::read(
+                &file,
+                raw_window + 1,
+                raw_window + 1,
+                CHAT_HISTORY_TAIL_BYTES,
+                q.now_ms,
+            )
+            .map_err(io_err)?;
+            // Without announce pairs to drop, the over-read first message is the one
+            // dropped, and the rest is projected from the end.
+            let lazy = if started.is_none() || !w.may_hold_announces() {
+                w.project_last(usize::from(w.len() > raw_window), q.max_chars, max)
+            } else {
+                None
+            };
+            let projected = match lazy {
+                Some(p) => p,
+                None => {
+                    let msgs = w.messages_from(0).map_or_else(
+                        || {
+                            recent_messages(
+                                &file,
+                                raw_window + 1,
+                                raw_window + 1,
+                                CHAT_HISTORY_TAIL_BYTES,
+                                q.now_ms,
+                            )
+                        },
+                        Ok,
+                    );
+                    let msgs = msgs.map_err(io_err)?;
+                    let overread = (msgs.len() > raw_window).then(|| msgs[0].clone());
+                    let local = drop_overread(msgs, overread);
+                    let local = history::drop_pre_session_start_announce_pairs(local, started);
+                    project_recent(local)
+                }
+            };
+            let projected = history::augment_canvas(projected);
+            Ok(ChatHistory {
+                messages: history::apply_chat_history_budget(projected, q.now_ms),
+                ..ChatHistory::default()
+            })
+        }
         None => {
             let msgs = recent_messages(
                 &file,
@@ -684,6 +953,147 @@ mod tests {
         let all = read_tail_lines(&f, 8 << 20, 10_000).unwrap();
         assert_eq!(all.len(), 2001);
         assert_eq!(all[0], "{\"i\":0}");
+    }
+
+    /// `chat_history`'s first page as it was computed before the lazy window: every
+    /// message built, the whole window projected.
+    fn first_page_reference(path: &Path, q: &HistoryQuery) -> Vec<Value> {
+        let max = q.limit.unwrap_or(200).min(1000);
+        let raw_window = max.max(1) * 20 + 20;
+        let file = File::open(path).unwrap();
+        let msgs = recent_messages(
+            &file,
+            raw_window + 1,
+            raw_window + 1,
+            CHAT_HISTORY_TAIL_BYTES,
+            q.now_ms,
+        )
+        .unwrap();
+        let started = q.session_started_at;
+        let overread = (msgs.len() > raw_window).then(|| msgs[0].clone());
+        let mut local = history::drop_pre_session_start_announce_pairs(msgs, started);
+        if let Some(o) = overread {
+            if let Some(i) = local.iter().position(|m| *m == o) {
+                local.remove(i);
+            }
+        }
+        let local = history::drop_pre_session_start_announce_pairs(local, started);
+        let p = history::project_chat_display(local, q.max_chars);
+        let skip = p.len().saturating_sub(max);
+        let p: Vec<Value> = p.into_iter().skip(if max > 0 { skip } else { 0 }).collect();
+        let p = history::augment_canvas(p);
+        history::apply_chat_history_budget(p, q.now_ms)
+    }
+
+    #[test]
+    fn lazy_tail_reads_equal_the_plain_ones() {
+        let d = tempfile::tempdir().unwrap();
+        for seed in 0..12u64 {
+            let rows = [5, 40, 400, 1300][seed as usize % 4];
+            let p = d.path().join(format!("t{seed}.jsonl"));
+            std::fs::write(&p, crate::transcript::testgen::transcript(seed, rows)).unwrap();
+            let f = File::open(&p).unwrap();
+            for (window, bytes) in [(1021, CHAT_HISTORY_TAIL_BYTES), (61, 8 << 20), (30, 4096)] {
+                let plain = recent_messages(&f, window, window, bytes, 77).unwrap();
+                let w = RecentWindow::read(&f, window, window, bytes, 77).unwrap();
+                assert_eq!(
+                    w.messages_from(0).unwrap(),
+                    plain,
+                    "seed {seed} window {window}"
+                );
+                for n in [1, 3, 50] {
+                    let projected =
+                        recent_display_messages(&f, n, window, bytes, 8000, false, 77).unwrap();
+                    let full = history::project_chat_display(plain.clone(), 8000);
+                    assert!(
+                        projected == full[full.len().saturating_sub(n)..],
+                        "seed {seed} window {window} n {n}"
+                    );
+                    let raw =
+                        recent_display_messages(&f, n, window, bytes, 8000, true, 77).unwrap();
+                    assert_eq!(
+                        raw,
+                        plain[plain.len().saturating_sub(n)..],
+                        "seed {seed} raw"
+                    );
+                }
+            }
+            for limit in [Some(1), Some(3), Some(50), None] {
+                for started in [None, Some(0.0), Some(1_700_000_100_000.0), Some(4e12)] {
+                    let q = HistoryQuery {
+                        limit,
+                        offset: None,
+                        session_started_at: started,
+                        max_chars: 8000,
+                        now_ms: 99,
+                    };
+                    let got = chat_history(&p, &q).unwrap();
+                    assert!(
+                        got.messages == first_page_reference(&p, &q),
+                        "seed {seed} limit {limit:?} started {started:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_chains_select_what_the_tree_scan_selects() {
+        let scan = |records: &[Value]| select_active_records_scan(records, true);
+        let mut r = crate::transcript::testgen::Rng::new(5);
+        let mut chains = 0;
+        for _ in 0..3000 {
+            let n = r.below(6);
+            let mut recs: Vec<Value> = Vec::new();
+            for i in 0..n {
+                let mut o = serde_json::Map::new();
+                let ty = *r.pick(&[
+                    "message",
+                    "message",
+                    "label",
+                    "compaction",
+                    "leaf",
+                    "session",
+                    "x",
+                ]);
+                if !r.chance(3) {
+                    o.insert("type".into(), json!(ty));
+                }
+                let id = *r.pick(&["a", "b", "c", " ", ""]);
+                let id = if r.chance(70) {
+                    format!("{id}{i}")
+                } else {
+                    id.to_string()
+                };
+                if !r.chance(3) {
+                    o.insert("id".into(), json!(id));
+                }
+                let prev = recs.last().and_then(|p| p.get("id")).cloned();
+                let parent = match r.below(8) {
+                    0 => None,
+                    1 => Some(json!(null)),
+                    2 => Some(json!("zz")),
+                    3 => Some(json!(" ")),
+                    4 => Some(json!("a0")),
+                    _ => Some(prev.unwrap_or(json!(null))),
+                };
+                if let Some(p) = parent {
+                    o.insert("parentId".into(), p);
+                }
+                if r.chance(5) {
+                    o.insert("appendMode".into(), json!(*r.pick(&["side", "x"])));
+                }
+                if ty == "leaf" {
+                    o.insert("targetId".into(), json!("a0"));
+                }
+                recs.push(Value::Object(o));
+            }
+            if is_plain_chain(&recs) {
+                chains += 1;
+            }
+            assert_eq!(select_active_records(&recs, true), scan(&recs), "{recs:?}");
+        }
+        assert!(chains > 300, "{chains}");
     }
 
     #[test]
