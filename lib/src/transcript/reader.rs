@@ -127,35 +127,41 @@ pub fn scan_lines<R: Read>(
     mut f: impl FnMut(RawLine<'_>) -> bool,
 ) -> io::Result<u64> {
     const CHUNK: usize = 1 << 20;
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK * 2);
-    let mut start = 0usize; // start of the pending line in buf
+    // buf[start..filled] is the pending partial line; reads go to buf[filled..], at least
+    // CHUNK bytes at a time. The buffer is zeroed once, when it grows.
+    let mut buf: Vec<u8> = vec![0; CHUNK * 2];
+    let mut start = 0usize;
+    let mut filled = 0usize;
     let mut base: u64 = 0; // file offset of buf[0]
     let mut number = 0usize;
     let mut total: u64 = 0;
-    let mut eof = false;
-    while !eof {
-        // Compact: move the pending partial line to the front.
-        if start > 0 {
-            buf.drain(..start);
-            base += start as u64;
-            start = 0;
+    loop {
+        if buf.len() - filled < CHUNK {
+            // Compact: move the pending partial line to the front.
+            if start > 0 {
+                buf.copy_within(start..filled, 0);
+                base += start as u64;
+                filled -= start;
+                start = 0;
+            }
+            if buf.len() - filled < CHUNK {
+                buf.resize(filled + CHUNK, 0);
+            }
         }
-        let old = buf.len();
-        buf.resize(old + CHUNK, 0);
         let n = loop {
-            match reader.read(&mut buf[old..]) {
+            match reader.read(&mut buf[filled..]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
         };
-        buf.truncate(old + n);
-        total += n as u64;
         if n == 0 {
-            eof = true;
+            break;
         }
-        let mut search_from = old;
-        while let Some(pos) = memchr::memchr(b'\n', &buf[search_from..]) {
+        total += n as u64;
+        let mut search_from = filled;
+        filled += n;
+        while let Some(pos) = memchr::memchr(b'\n', &buf[search_from..filled]) {
             let end = search_from + pos;
             number += 1;
             let line = RawLine {
@@ -171,12 +177,12 @@ pub fn scan_lines<R: Read>(
             search_from = start;
         }
     }
-    if start < buf.len() {
+    if start < filled {
         number += 1;
         f(RawLine {
             number,
             offset: base + start as u64,
-            bytes: &buf[start..],
+            bytes: &buf[start..filled],
             terminated: false,
         });
     }
@@ -286,6 +292,62 @@ mod tests {
         assert_eq!(t.blank_lines, 2);
         assert_eq!(t.crlf_lines, 1);
         assert!(t.has_torn_tail());
+    }
+
+    #[test]
+    fn scanner_keeps_lines_longer_than_its_buffer() {
+        let mut text = Vec::new();
+        let sizes = [
+            0usize,
+            1,
+            (1 << 20) - 1,
+            1 << 20,
+            3 << 20,
+            5,
+            (2 << 20) + 7,
+            0,
+            9,
+        ];
+        for (i, n) in sizes.iter().enumerate() {
+            text.extend(std::iter::repeat_n(b'a' + i as u8, *n));
+            if i % 3 == 1 {
+                text.push(b'\r');
+            }
+            text.push(b'\n');
+        }
+        text.extend_from_slice(b"tail");
+        // A reader that returns few bytes at a time, to cross every boundary.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.1 += 1;
+                let n = buf
+                    .len()
+                    .min(self.0.len())
+                    .min(if self.1.is_multiple_of(2) { 7 } else { 300_001 });
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for trickle in [false, true] {
+            let mut got: Vec<(usize, u64, Vec<u8>, bool)> = Vec::new();
+            let collect = |l: RawLine<'_>, got: &mut Vec<(usize, u64, Vec<u8>, bool)>| {
+                got.push((l.number, l.offset, l.bytes.to_vec(), l.terminated));
+                true
+            };
+            let total = if trickle {
+                scan_lines(Trickle(&text, 0), |l| collect(l, &mut got)).unwrap()
+            } else {
+                scan_lines(&text[..], |l| collect(l, &mut got)).unwrap()
+            };
+            assert_eq!(total, text.len() as u64);
+            let want: Vec<(usize, u64, Vec<u8>, bool)> = split_lines(&text)
+                .into_iter()
+                .map(|(n, o, b, t)| (n, o, b.to_vec(), t))
+                .collect();
+            assert!(got == want, "trickle {trickle}");
+        }
     }
 
     #[test]
