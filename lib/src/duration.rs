@@ -149,12 +149,29 @@ pub fn parse_duration_ms(raw: &str, default_unit: DurationUnit) -> Result<u64, D
 
 /// Whether a `<number><unit>` segment occurs somewhere later in `s` (the peer then
 /// reports a gap before it).
+///
+/// Only a digit can start a number, and every start inside one run of digits ends the
+/// number at the same place, so one test per run (from position 1 at the earliest) is
+/// enough: linear, where testing every position was quadratic in a long run of digits.
 fn find_segment(s: &str) -> bool {
-    s.char_indices().skip(1).any(|(i, _)| {
-        split_decimal(&s[i..]).is_some_and(|(_, after)| {
+    let b = s.as_bytes();
+    let mut i = 1;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        // An ASCII digit is always a char boundary.
+        if split_decimal(&s[i..]).is_some_and(|(_, after)| {
             after.starts_with("ms") || after.get(..1).and_then(DurationUnit::from_suffix).is_some()
-        })
-    })
+        }) {
+            return true;
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -194,5 +211,29 @@ mod tests {
         assert!(parse_duration_ms("1h30", Days).is_err());
         assert!(parse_duration_ms("1x", Days).is_err());
         assert!(parse_duration_ms("99999999999999999999d", Days).is_err());
+    }
+
+    /// Found by fuzzing: a long run of digits after a non-digit took quadratic time
+    /// (a 47 KB value took 5 s).
+    #[test]
+    fn find_segment_is_linear_and_unchanged() {
+        let reference = |s: &str| {
+            s.char_indices().skip(1).any(|(i, _)| {
+                split_decimal(&s[i..]).is_some_and(|(_, after)| {
+                    after.starts_with("ms")
+                        || after.get(..1).and_then(DurationUnit::from_suffix).is_some()
+                })
+            })
+        };
+        for s in [
+            "", "1", "12ms", "1ms", "x1ms", "x12", "1.5.5ms", "1.5ms", "a.5s", "é12h", "12é3d",
+            "1h 2m", "1 h", "5x3", "00m", "1.2.3", "ms1", "1.x5m", "9.9.9.9d",
+        ] {
+            assert_eq!(find_segment(s), reference(s), "{s:?}");
+        }
+        let long = format!("x{}", "1".repeat(100_000));
+        let t = std::time::Instant::now();
+        assert!(parse_duration_ms(&long, Days).is_err());
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 }

@@ -184,6 +184,16 @@ pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleE
             )));
         }
     }
+    // The load's prompt hydration deletes a `skillsSnapshot` that has no string `prompt`
+    // (and no valid `promptRef` blob, which a loaded entry never keeps).
+    if let Some(snapshot) = map.get("skillsSnapshot") {
+        if crate::js::truthy(snapshot) && !matches!(snapshot.get("prompt"), Some(Value::String(_)))
+        {
+            return Err(invalid(
+                "skillsSnapshot needs a string prompt; the gateway would remove it on load".into(),
+            ));
+        }
+    }
     let mut probe = map.clone();
     match normalize_entry(&mut probe) {
         EntryVerdict::Drop => Err(invalid(
@@ -467,6 +477,31 @@ mod tests {
             crate::jsjson::to_string_compact(&t),
             r#"{"a":9,"b":{"d":3,"x":5},"n":[1]}"#
         );
+    }
+
+    /// Found by fuzzing: a patched `skillsSnapshot` without a string `prompt` was written,
+    /// then deleted by the next load (ours and the gateway's).
+    #[test]
+    fn a_skills_snapshot_the_load_would_delete_is_refused() {
+        let ok = json!({"sessionId": "abc", "skillsSnapshot": {"prompt": "p", "skills": []}});
+        assert!(validate_patched_entry("k", &ok).is_ok());
+        for snapshot in [
+            json!({"x": "y"}),
+            json!({"prompt": 5}),
+            json!([1]),
+            json!("s"),
+        ] {
+            let entry = json!({"sessionId": "abc", "skillsSnapshot": snapshot});
+            assert!(
+                validate_patched_entry("k", &entry).is_err(),
+                "{entry} was accepted"
+            );
+        }
+        // A falsy snapshot is kept as it is by the load.
+        for snapshot in [json!(null), json!(""), json!(0), json!(false)] {
+            let entry = json!({"sessionId": "abc", "skillsSnapshot": snapshot});
+            assert!(validate_patched_entry("k", &entry).is_ok());
+        }
     }
 
     #[test]

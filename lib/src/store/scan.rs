@@ -136,8 +136,15 @@ impl StoreScan {
     /// (`Some(None)` when absent), read without building the entry: `None` when dropped.
     pub fn peek_updated_at(&self, i: usize) -> Option<Option<f64>> {
         let raw = &self.text[self.entries[i].1.clone()];
-        match serde_json::from_str::<Peek>(raw) {
-            Ok(p) => {
+        // serde also reads an array into `Peek` (fields by position), so only an object
+        // takes the fast path.
+        let peeked = if raw.starts_with('{') {
+            serde_json::from_str::<Peek>(raw).ok()
+        } else {
+            None
+        };
+        match peeked {
+            Some(p) => {
                 if let Some(id) = &p.session_id {
                     let Value::String(id) = id else { return None };
                     if !super::normalize::is_safe_session_id(id) {
@@ -150,7 +157,7 @@ impl StoreScan {
                 }))
             }
             // Not an object, duplicate fields, …: take the exact path.
-            Err(_) => self
+            None => self
                 .entry(i)
                 .map(|e| e.get("updatedAt").and_then(Value::as_f64)),
         }
@@ -204,6 +211,25 @@ mod tests {
         assert_eq!(s.key(1), "b");
         assert_eq!(s.entry(1).unwrap()["updatedAt"], 2);
         assert_eq!(s.warnings().len(), 1);
+    }
+
+    /// Found by fuzzing: an array entry (`"k": []`, `"k": ["id", 5]`) survived the peek,
+    /// so `list` counted it and gave it a `--limit` slot, then printed nothing for it.
+    #[test]
+    fn array_entries_do_not_survive_the_peek() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        std::fs::write(
+            &p,
+            r#"{"a": {"sessionId": "x", "updatedAt": 1}, "b": [], "c": ["abc", 5], "d": [null]}"#,
+        )
+        .unwrap();
+        let s = StoreScan::open(&p).unwrap();
+        assert_eq!(s.peek_updated_at(0), Some(Some(1.0)));
+        for i in 1..4 {
+            assert_eq!(s.peek_updated_at(i), None, "{}", s.key(i));
+            assert!(s.entry(i).is_none());
+        }
     }
 
     #[test]
