@@ -313,6 +313,28 @@ impl Gen<'_> {
         if self.rng.chance(8) {
             e.insert("provider".into(), json!("telegram"));
         }
+        // Normalisations that change an entry on load, or only on the second (save) pass.
+        match self.rng.below(25) {
+            0 => {
+                e.insert("lastThreadId".into(), json!({}));
+                e.insert(
+                    "origin".into(),
+                    json!({"provider": "telegram", "threadId": 7}),
+                );
+            }
+            1 => {
+                e.insert("room".into(), json!("#r"));
+            }
+            2 => {
+                e.insert("model".into(), json!("  gpt-x  "));
+                e.insert("modelProvider".into(), json!(" "));
+            }
+            3 => {
+                e.insert("channel".into(), json!("Discord"));
+                e.insert("lastTo".into(), json!(format!("discord:{i}")));
+            }
+            _ => {}
+        }
         // The transcript: the file named by sessionFile or <sessionId>.jsonl.
         let other_uuid = self.rng.uuid();
         let mut transcript: Option<PathBuf> = sid.as_ref().map(|s| dir.join(format!("{s}.jsonl")));

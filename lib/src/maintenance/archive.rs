@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::files::{DirGuard, FileEvent, RemovalReason};
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
+use super::store_pass::Facts;
 use crate::artifact::{archive_path, archive_time, ArchiveReason};
 
 /// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
@@ -23,15 +24,9 @@ pub struct RemovedSessions {
 
 impl RemovedSessions {
     /// Remembers a removed entry (`rememberRemovedSessionFile`).
-    pub fn remember(&mut self, entry: &serde_json::Map<String, Value>) {
-        let id = entry
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let file = entry
-            .get("sessionFile")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+    pub fn remember(&mut self, entry: &Facts) {
+        let id = entry.session_id.clone();
+        let file = entry.session_file.clone();
         match self.index.get(&id) {
             Some(&i) => {
                 if file.as_deref().is_some_and(|f| !f.is_empty()) {
@@ -73,10 +68,7 @@ pub fn archive_removed(
         }
         for candidate in paths.archive_candidates(id, file) {
             let c = paths.canonical(&candidate);
-            if !paths.is_inside(&c) {
-                continue;
-            }
-            if std::fs::metadata(&c).is_err() {
+            if !paths.is_inside(&c) || !paths.may_exist(&c) {
                 continue;
             }
             let to = archive_path(&c, ArchiveReason::Deleted, clock());
@@ -181,6 +173,9 @@ pub fn remove_trajectories(
             continue;
         };
         let (default_runtime, pointer) = trajectory_paths(&transcript);
+        if !paths.may_exist(&default_runtime) && !paths.may_exist(&pointer) {
+            continue;
+        }
         let pointed = pointer_runtime_file(&pointer, id, cwd);
         let default_canonical = paths.canonical(&default_runtime);
         let mut runtimes = vec![default_runtime.clone()];
@@ -278,15 +273,15 @@ mod tests {
     #[test]
     fn remembered_files() {
         let mut r = RemovedSessions::default();
-        let e = |v: serde_json::Value| v.as_object().unwrap().clone();
-        r.remember(&e(
-            serde_json::json!({"sessionId": "a", "sessionFile": "x.jsonl"}),
-        ));
-        r.remember(&e(serde_json::json!({"sessionId": "a"})));
-        r.remember(&e(serde_json::json!({"sessionId": "b"})));
-        r.remember(&e(
-            serde_json::json!({"sessionId": "b", "sessionFile": "y.jsonl"}),
-        ));
+        let e = |id: &str, file: Option<&str>| Facts {
+            session_id: Some(id.into()),
+            session_file: file.map(Into::into),
+            ..Default::default()
+        };
+        r.remember(&e("a", Some("x.jsonl")));
+        r.remember(&e("a", None));
+        r.remember(&e("b", None));
+        r.remember(&e("b", Some("y.jsonl")));
         let got: Vec<_> = r.iter().collect();
         assert_eq!(
             got,

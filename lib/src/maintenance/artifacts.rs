@@ -5,19 +5,16 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
-
 use super::config::TEMP_STALE_MS;
 use super::files::{
-    is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, read_sessions_dir_files,
+    is_prompt_blob_temp, list_regular_files, prompt_blob_hash, read_prompt_blob_files, stat_file,
     DirGuard, RemovalReason, SessionFile,
 };
-use super::paths::SessionPaths;
+use super::paths::{is_clean_absolute, split_clean, SessionPaths};
 use super::rules::WorkingSet;
 use crate::artifact::{
     is_checkpoint_name, is_primary_transcript, is_store_temp, is_trajectory_artifact,
 };
-use crate::store::prompt_blobs::project_for_persistence;
 
 /// `{scannedFiles, removedFiles, freedBytes, olderThanMs}` of the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,35 +29,129 @@ pub struct UnreferencedReport {
     pub older_than_ms: u64,
 }
 
+/// A fast non-cryptographic hasher (FxHash) for the path sets: file names are local and
+/// trusted, and SipHash dominated the set building on 100k-entry stores.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+
+/// A set of canonical paths, with the files directly in the sessions directory kept by
+/// name (what scans compare against, without hashing whole paths).
+#[derive(Debug, Clone, Default)]
+pub struct PathSet {
+    dir: PathBuf,
+    names: HashSet<Box<[u8]>, FxBuild>,
+    others: HashSet<PathBuf>,
+}
+
+impl PathSet {
+    /// An empty set for the (real) sessions directory `dir`.
+    pub fn new(dir: &Path) -> Self {
+        PathSet {
+            dir: dir.to_path_buf(),
+            ..Default::default()
+        }
+    }
+
+    fn name_in_dir<'p>(&self, p: &'p Path) -> Option<&'p [u8]> {
+        if !is_clean_absolute(p) {
+            return None;
+        }
+        let (parent, name) = split_clean(p)?;
+        (parent == self.dir.as_os_str().as_encoded_bytes()).then_some(name)
+    }
+
+    /// Adds a canonical path.
+    pub fn insert(&mut self, p: PathBuf) {
+        match self.name_in_dir(&p) {
+            Some(name) => {
+                if !self.names.contains(name) {
+                    self.names.insert(name.into());
+                }
+            }
+            None => {
+                self.others.insert(p);
+            }
+        }
+    }
+
+    /// Whether a canonical path is in the set.
+    pub fn contains(&self, p: &Path) -> bool {
+        match self.name_in_dir(p) {
+            Some(name) => self.names.contains(name),
+            None => self.others.contains(p),
+        }
+    }
+
+    /// Whether the file `name` directly in the directory is in the set.
+    pub fn contains_name(&self, name: &str) -> bool {
+        self.names.contains(name.as_bytes())
+    }
+}
+
+impl Extend<PathBuf> for PathSet {
+    fn extend<T: IntoIterator<Item = PathBuf>>(&mut self, iter: T) {
+        for p in iter {
+            self.insert(p);
+        }
+    }
+}
+
 /// The canonical files the live entries reference (`resolveReferencedSessionArtifactPaths`).
-pub fn referenced_paths(ws: &WorkingSet<'_>, paths: &SessionPaths) -> HashSet<PathBuf> {
-    let mut out = HashSet::with_capacity(ws.len() * 3);
-    for (_, _, e) in ws.iter() {
-        out.extend(paths.entry_artifacts(e));
-        out.extend(paths.checkpoint_files(e));
+pub fn referenced_paths(ws: &WorkingSet, paths: &SessionPaths) -> PathSet {
+    let mut out = PathSet::new(paths.real_dir());
+    out.names.reserve(ws.len() * 3);
+    for (_, f) in ws.iter() {
+        out.extend(paths.entry_artifacts(f.session_id.as_deref(), f.session_file.as_deref()));
+        if !f.checkpoint_files.is_empty() {
+            out.extend(paths.checkpoint_files(&f.checkpoint_files));
+        }
     }
     out
 }
 
-/// The prompt-blob hash an entry's persisted form points to.
-fn projected_blob_hash(entry: &Map<String, Value>, sessions_dir: &Path) -> Option<String> {
-    let (projected, _) = project_for_persistence(entry, sessions_dir);
-    let e = projected.as_ref().unwrap_or(entry);
-    let r = e.get("skillsSnapshot")?.get("promptRef")?;
-    (r.get("algorithm").and_then(Value::as_str) == Some("sha256"))
-        .then(|| r.get("hash").and_then(Value::as_str).map(str::to_string))
-        .flatten()
-}
-
 /// How many live entries point to each prompt-blob hash (`buildProjectedPromptBlobRefCounts`).
-pub fn blob_ref_counts(ws: &WorkingSet<'_>, sessions_dir: &Path) -> HashMap<String, u64> {
+pub fn blob_ref_counts(ws: &WorkingSet) -> HashMap<String, u64> {
     let mut counts = HashMap::new();
-    for (_, _, e) in ws.iter() {
-        if !e.contains_key("skillsSnapshot") {
-            continue;
-        }
-        if let Some(h) = projected_blob_hash(e, sessions_dir) {
-            *counts.entry(h).or_insert(0) += 1;
+    for (_, f) in ws.iter() {
+        if let Some(h) = &f.blob_hash {
+            *counts.entry(h.clone()).or_insert(0) += 1;
         }
     }
     counts
@@ -68,11 +159,13 @@ pub fn blob_ref_counts(ws: &WorkingSet<'_>, sessions_dir: &Path) -> HashMap<Stri
 
 /// `isUnreferencedSessionArtifactFile`: a checkpoint, trajectory or primary transcript
 /// name that no entry references.
-pub fn is_unreferenced_artifact(file: &SessionFile, referenced: &HashSet<PathBuf>) -> bool {
-    !referenced.contains(&file.canonical)
-        && (is_checkpoint_name(&file.name)
-            || is_trajectory_artifact(&file.name)
-            || is_primary_transcript(&file.name))
+pub fn is_unreferenced_artifact(file: &SessionFile, referenced: &PathSet) -> bool {
+    is_artifact_name(&file.name) && !referenced.contains(&file.canonical)
+}
+
+/// A checkpoint, trajectory or primary-transcript name.
+pub fn is_artifact_name(name: &str) -> bool {
+    is_checkpoint_name(name) || is_trajectory_artifact(name) || is_primary_transcript(name)
 }
 
 /// `isPromptBlobArtifactRemovable`: a blob temp older than the temp cutoff, or a blob
@@ -133,23 +226,23 @@ pub struct PruneParams<'a> {
     /// The clock.
     pub now_ms: i64,
     /// Canonical paths to leave out (files the preview already removes otherwise).
-    pub exclude: &'a HashSet<PathBuf>,
+    pub exclude: &'a PathSet,
     /// Simulate only.
     pub dry_run: bool,
 }
 
 /// `pruneUnreferencedSessionArtifacts` over the live entries of `ws`.
 pub fn prune_unreferenced(
-    ws: &WorkingSet<'_>,
+    ws: &WorkingSet,
     paths: &SessionPaths,
     guard: &mut DirGuard,
     p: &PruneParams<'_>,
 ) -> UnreferencedReport {
     let real_dir = paths.real_dir();
-    let files = read_sessions_dir_files(real_dir);
+    let names = list_regular_files(real_dir);
     let blobs = read_prompt_blob_files(real_dir);
     let referenced = referenced_paths(ws, paths);
-    let refs = blob_ref_counts(ws, paths.sessions_dir());
+    let refs = blob_ref_counts(ws);
     let now = p.now_ms as f64;
     let cutoff = now - p.older_than_ms as f64;
     let temp_cutoff = now - TEMP_STALE_MS as f64;
@@ -159,20 +252,24 @@ pub fn prune_unreferenced(
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    let mut removable: Vec<(&SessionFile, bool)> = Vec::new();
-    for f in &files {
-        if p.exclude.contains(&f.canonical) {
+    // Only the files that can be removed are stat-ed.
+    let mut files: Vec<SessionFile> = Vec::new();
+    for name in &names {
+        if p.exclude.contains_name(name) {
             continue;
         }
-        let ok = if is_store_temp(&f.name, store_base) {
-            f.mtime_ms <= temp_cutoff
-        } else {
-            f.mtime_ms <= cutoff && is_unreferenced_artifact(f, &referenced)
+        let temp = is_store_temp(name, store_base);
+        if !temp && (!is_artifact_name(name) || referenced.contains_name(name)) {
+            continue;
+        }
+        let Some(f) = stat_file(real_dir, name) else {
+            continue;
         };
-        if ok {
-            removable.push((f, false));
+        if f.mtime_ms <= if temp { temp_cutoff } else { cutoff } {
+            files.push(f);
         }
     }
+    let mut removable: Vec<(&SessionFile, bool)> = files.iter().map(|f| (f, false)).collect();
     for b in &blobs {
         if !p.exclude.contains(&b.canonical)
             && is_blob_removable(b, &refs, blob_cutoff, temp_cutoff)
@@ -192,7 +289,7 @@ pub fn prune_unreferenced(
         guard,
     };
     let mut report = UnreferencedReport {
-        scanned_files: (files.len() + blobs.len()) as u64,
+        scanned_files: (names.len() + blobs.len()) as u64,
         older_than_ms: p.older_than_ms,
         ..Default::default()
     };

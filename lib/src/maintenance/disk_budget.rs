@@ -6,8 +6,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
-
 use super::artifacts::{
     blob_ref_counts, is_blob_removable, is_unreferenced_artifact, referenced_paths, Remover,
 };
@@ -19,9 +17,7 @@ use super::files::{
 use super::paths::{trajectory_paths, SessionPaths};
 use super::rules::{is_preserved, WorkingSet};
 use crate::artifact::{is_archive_artifact, is_store_temp};
-use crate::jsjson;
 use crate::session_key::js_trim;
-use crate::store::prompt_blobs::project_for_persistence;
 
 /// The `diskBudget` object of the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,18 +59,7 @@ pub struct BudgetOutcome {
     /// Entries evicted, in eviction order.
     pub evicted: Vec<usize>,
     /// Canonical paths of the files removed (or that would be).
-    pub removed_paths: HashSet<PathBuf>,
-}
-
-/// The length of one entry's chunk in `JSON.stringify(store, null, 2)`:
-/// `  "<key>": {…}` without the separator.
-fn chunk_len(buf: &mut String, key: &str, entry: &Map<String, Value>) -> i64 {
-    buf.clear();
-    buf.push_str("  ");
-    jsjson::write_string(buf, key);
-    buf.push_str(": ");
-    jsjson::write_object(buf, entry, Some(1));
-    buf.len() as i64
+    pub removed_paths: Vec<PathBuf>,
 }
 
 /// Inputs of one budget pass.
@@ -95,7 +80,7 @@ pub struct BudgetParams<'a> {
 
 /// `enforceSessionDiskBudget` on the live entries of `ws`.
 pub fn enforce_disk_budget(
-    ws: &mut WorkingSet<'_>,
+    ws: &mut WorkingSet,
     paths: &SessionPaths,
     guard: &mut DirGuard,
     p: &BudgetParams<'_>,
@@ -107,7 +92,6 @@ pub fn enforce_disk_budget(
         return out;
     };
     let real_dir = paths.real_dir();
-    let sessions_dir = paths.sessions_dir();
     let files = read_sessions_dir_files(real_dir);
     let blobs = read_prompt_blob_files(real_dir);
     let store_canonical = paths.canonical(p.store_path);
@@ -117,34 +101,15 @@ pub fn enforce_disk_budget(
         .map_or(0, |f| f.size as i64);
 
     // The store as it would be written: per-entry chunk sizes of the projected form.
-    let mut buf = String::new();
-    let mut chunks: HashMap<usize, i64> = HashMap::with_capacity(ws.len());
-    let mut blob_bytes_by_hash: HashMap<String, i64> = HashMap::new();
     let existing_blobs: HashMap<&str, &SessionFile> = blobs
         .iter()
         .filter_map(|b| prompt_blob_hash(&b.name).map(|h| (h, b)))
         .collect();
-    let mut entry_blob_hash: HashMap<usize, String> = HashMap::new();
-    for (i, k, e) in ws.iter() {
-        let (projected, needed) = project_for_persistence(e, sessions_dir);
-        let pe = projected.as_ref().unwrap_or(e);
-        chunks.insert(i, chunk_len(&mut buf, k, pe));
-        if let Some(r) = pe.get("skillsSnapshot").and_then(|s| s.get("promptRef")) {
-            if r.get("algorithm").and_then(Value::as_str) == Some("sha256") {
-                if let Some(h) = r.get("hash").and_then(Value::as_str) {
-                    entry_blob_hash.insert(i, h.to_string());
-                }
-            }
-        }
-        for blob in needed {
-            let hash = blob
-                .path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("")
-                .to_string();
+    let mut blob_bytes_by_hash: HashMap<String, i64> = HashMap::new();
+    for (_, f) in ws.iter() {
+        if let Some((hash, bytes)) = &f.blob {
             if !existing_blobs.contains_key(hash.as_str()) {
-                blob_bytes_by_hash.insert(hash, blob.bytes.len() as i64);
+                blob_bytes_by_hash.insert(hash.clone(), *bytes as i64);
             }
         }
     }
@@ -152,9 +117,9 @@ pub fn enforce_disk_budget(
     let mut store_bytes: i64 = if n == 0 {
         2
     } else {
-        chunks.values().sum::<i64>() + 2 * (n - 1) + 4
+        ws.iter().map(|(_, f)| f.chunk_len).sum::<i64>() + 2 * (n - 1) + 4
     };
-    let mut refs = blob_ref_counts(ws, sessions_dir);
+    let mut refs = blob_ref_counts(ws);
     let projected_blob_bytes: i64 = blob_bytes_by_hash.values().sum();
     let mut total: i64 = files
         .iter()
@@ -209,7 +174,7 @@ pub fn enforce_disk_budget(
     let remove_blob = |remover: &mut Remover<'_>,
                        f: &SessionFile,
                        refs: &HashMap<String, u64>,
-                       removed_paths: &mut HashSet<PathBuf>|
+                       removed_paths: &mut Vec<PathBuf>|
      -> u64 {
         let mut f = f.clone();
         if !dry_run {
@@ -227,7 +192,7 @@ pub fn enforce_disk_budget(
         }
         let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::DiskBudget);
         if bytes > 0 {
-            removed_paths.insert(f.canonical.clone());
+            removed_paths.push(f.canonical.clone());
         }
         bytes
     };
@@ -271,7 +236,7 @@ pub fn enforce_disk_budget(
         if bytes == 0 {
             continue;
         }
-        out.removed_paths.insert(f.canonical.clone());
+        out.removed_paths.push(f.canonical.clone());
         total -= bytes as i64;
         freed += bytes;
         removed_files += 1;
@@ -284,25 +249,14 @@ pub fn enforce_disk_budget(
             .map(|a| js_trim(a).to_lowercase())
             .filter(|a| !a.is_empty());
         let mut id_refs: HashMap<String, u64> = HashMap::new();
-        for (_, _, e) in ws.iter() {
-            if let Some(id) = e
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                *id_refs.entry(id.to_string()).or_insert(0) += 1;
+        for (_, f) in ws.iter() {
+            if let Some(id) = &f.session_id {
+                *id_refs.entry(id.clone()).or_insert(0) += 1;
             }
         }
         let mut order: Vec<(usize, f64)> = ws
             .iter()
-            .map(|(i, _, e)| {
-                let u = e
-                    .get("updatedAt")
-                    .and_then(Value::as_f64)
-                    .filter(|u| u.is_finite())
-                    .unwrap_or(0.0);
-                (i, u)
-            })
+            .map(|(i, f)| (i, f.updated_at.filter(|u| u.is_finite()).unwrap_or(0.0)))
             .collect();
         order.sort_by(|a, b| a.1.total_cmp(&b.1));
         for (i, _) in order {
@@ -316,14 +270,14 @@ pub fn enforce_disk_budget(
             {
                 continue;
             }
-            if is_preserved(key, ws.entry(i), p.preserve) {
+            if is_preserved(ws.entry(i), p.preserve) {
                 continue;
             }
             let previous = store_bytes;
-            let chunk = chunks.remove(&i).unwrap_or(0);
+            let chunk = ws.entry(i).chunk_len;
             store_bytes = (store_bytes - (chunk + 2)).max(2);
             total += store_bytes - previous;
-            if let Some(hash) = entry_blob_hash.get(&i) {
+            if let Some(hash) = ws.entry(i).blob_hash.clone().as_ref() {
                 let left = refs.get(hash).copied().unwrap_or(1).saturating_sub(1);
                 if left > 0 {
                     refs.insert(hash.clone(), left);
@@ -351,11 +305,7 @@ pub fn enforce_disk_budget(
             ws.remove(i);
             out.evicted.push(i);
             report.removed_entries += 1;
-            let Some(id) = entry
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            else {
+            let Some(id) = entry.session_id.as_deref() else {
                 continue;
             };
             let left = id_refs.get(id).copied().unwrap_or(1).saturating_sub(1);
@@ -364,17 +314,21 @@ pub fn enforce_disk_budget(
                 continue;
             }
             id_refs.remove(id);
-            let Some(transcript) = paths.entry_transcript(&entry) else {
+            let Some(transcript) = paths.entry_transcript(Some(id), entry.session_file.as_deref())
+            else {
                 continue;
             };
             let (runtime, pointer) = trajectory_paths(&transcript);
             for path in [transcript, pointer, runtime] {
+                if !paths.may_exist(&path) {
+                    continue;
+                }
                 let canonical = paths.canonical(&path);
                 let bytes = remover.remove(&path, &canonical, RemovalReason::DiskBudget);
                 if bytes == 0 {
                     continue;
                 }
-                out.removed_paths.insert(canonical);
+                out.removed_paths.push(canonical);
                 total -= bytes as i64;
                 freed += bytes;
                 removed_files += 1;

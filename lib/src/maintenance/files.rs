@@ -34,35 +34,39 @@ pub fn mtime_ms(m: &std::fs::Metadata) -> f64 {
     m.mtime() as f64 * 1000.0 + m.mtime_nsec() as f64 / 1e6
 }
 
-/// The regular files directly inside `real_dir`, in directory order. Names that are not
-/// UTF-8 are skipped (the gateway cannot stat them either).
-pub fn read_sessions_dir_files(real_dir: &Path) -> Vec<SessionFile> {
+/// The names of the regular files directly inside `real_dir`, in directory order,
+/// without a `stat` each (names that are not UTF-8 are skipped: the gateway cannot stat
+/// them either).
+pub fn list_regular_files(real_dir: &Path) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(real_dir) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for entry in rd.flatten() {
-        let Ok(ft) = entry.file_type() else { continue };
-        if !ft.is_file() {
-            continue;
-        }
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let Ok(meta) = entry.metadata() else { continue };
-        if !meta.is_file() {
-            continue;
-        }
-        let path = real_dir.join(&name);
-        out.push(SessionFile {
-            canonical: path.clone(),
-            path,
-            name,
-            size: meta.len(),
-            mtime_ms: mtime_ms(&meta),
-        });
-    }
-    out
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
+}
+
+/// One regular file directly inside `real_dir`, with its size and mtime.
+pub fn stat_file(real_dir: &Path, name: &str) -> Option<SessionFile> {
+    let path = real_dir.join(name);
+    let meta = std::fs::metadata(&path).ok()?;
+    meta.is_file().then(|| SessionFile {
+        canonical: path.clone(),
+        path,
+        name: name.to_string(),
+        size: meta.len(),
+        mtime_ms: mtime_ms(&meta),
+    })
+}
+
+/// The regular files directly inside `real_dir`, in directory order, each with its size
+/// and mtime (`readSessionsDirFiles`).
+pub fn read_sessions_dir_files(real_dir: &Path) -> Vec<SessionFile> {
+    list_regular_files(real_dir)
+        .iter()
+        .filter_map(|n| stat_file(real_dir, n))
+        .collect()
 }
 
 fn blob_name_res() -> &'static (Regex, Regex, Regex) {

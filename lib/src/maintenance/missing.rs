@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::paths::{generated_session_id, js_basename, SessionPaths};
 use super::rules::WorkingSet;
@@ -92,33 +92,25 @@ pub struct MissingOutcome {
     /// Entries removed (missing or message-less transcript, or no sessionId on a
     /// non-agent key), in store order.
     pub removed: Vec<usize>,
-    /// Entries whose `sessionFile` was repaired: (index, new file, previous file).
-    pub repaired: Vec<(usize, String, Option<String>)>,
+    /// Entries whose `sessionFile` is to be repaired: (index, the canonical transcript).
+    pub repaired: Vec<(usize, String)>,
 }
 
-/// `pruneMissingTranscriptEntries` on the working set: removes and repairs in place.
-pub fn fix_missing(ws: &mut WorkingSet<'_>, paths: &SessionPaths) -> MissingOutcome {
+/// `pruneMissingTranscriptEntries` on the working set: removes entries in place and
+/// returns the repairs for the caller to apply.
+pub fn fix_missing(ws: &mut WorkingSet, paths: &SessionPaths) -> MissingOutcome {
     let mut out = MissingOutcome::default();
-    let live: Vec<usize> = ws.iter().map(|(i, _, _)| i).collect();
+    let live: Vec<usize> = ws.iter().map(|(i, _)| i).collect();
     for i in live {
-        let key = ws.key(i);
-        let entry = ws.entry(i);
-        let Some(session_id) = entry
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        else {
-            if entry
-                .get("sessionId")
-                .is_none_or(|v| !crate::session_key::js_truthy(v))
-                && parse_agent_session_key(key).is_none()
-            {
+        let f = ws.entry(i);
+        let Some(session_id) = f.session_id.as_deref() else {
+            if parse_agent_session_key(&f.key).is_none() {
                 ws.remove(i);
                 out.removed.push(i);
             }
             continue;
         };
-        let session_file = entry.get("sessionFile").and_then(Value::as_str);
+        let session_file = f.session_file.as_deref();
         let canonical = paths.transcript_in_dir(session_id);
         let transcript = paths.session_file_path(Some(session_id), session_file);
         if let Some(c) = &canonical {
@@ -126,12 +118,7 @@ pub fn fix_missing(ws: &mut WorkingSet<'_>, paths: &SessionPaths) -> MissingOutc
                 && Some(c) != transcript.as_ref()
                 && exists_with_messages(c)
             {
-                let new_file = c.to_string_lossy().into_owned();
-                let mut repaired: Map<String, Value> = entry.clone();
-                repaired.insert("sessionFile".into(), Value::String(new_file.clone()));
-                out.repaired
-                    .push((i, new_file, session_file.map(str::to_string)));
-                ws.set_entry(i, repaired);
+                out.repaired.push((i, c.to_string_lossy().into_owned()));
                 continue;
             }
         }
@@ -147,6 +134,7 @@ pub fn fix_missing(ws: &mut WorkingSet<'_>, paths: &SessionPaths) -> MissingOutc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::maintenance::store_pass::Facts;
     use serde_json::json;
 
     #[test]
@@ -193,8 +181,13 @@ mod tests {
             "agent:main:ok": {"sessionId": "ok"},
             "agent:main:repair": {"sessionId": gen, "sessionFile": format!("{}/{other}.jsonl", root.display())},
         });
-        let m = m.as_object().unwrap().clone();
-        let mut ws = WorkingSet::new(&m);
+        let facts = m
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, e)| Facts::of(k, e.as_object().unwrap(), &root))
+            .collect();
+        let mut ws = WorkingSet::new(facts);
         let paths = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
         let o = fix_missing(&mut ws, &paths);
         let removed: Vec<&str> = o.removed.iter().map(|&i| ws.key(i)).collect();
@@ -209,10 +202,10 @@ mod tests {
             ]
         );
         assert_eq!(o.repaired.len(), 1);
-        let i = o.repaired[0].0;
+        assert_eq!(ws.key(o.repaired[0].0), "agent:main:repair");
         assert_eq!(
-            ws.entry(i)["sessionFile"],
-            json!(root.join(format!("{gen}.jsonl")).to_string_lossy())
+            o.repaired[0].1,
+            root.join(format!("{gen}.jsonl")).to_string_lossy()
         );
         assert_eq!(ws.len(), 6);
     }

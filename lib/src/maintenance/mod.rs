@@ -22,31 +22,32 @@ pub mod missing;
 pub mod paths;
 pub mod report;
 pub mod rules;
+pub mod store_pass;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::artifact::ArchiveReason;
 use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
 use crate::session_key::preserve_set;
-use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
+use crate::store::{SaveOutcome, StoreError};
 use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
     apply_retention, archive_removed, remove_trajectories, RemovedSessions, RetentionRule,
 };
-use artifacts::{prune_unreferenced, PruneParams, UnreferencedReport};
+use artifacts::{prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
 use files::{DirGuard, FileEvent};
 use paths::SessionPaths;
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
+use store_pass::{PassMode, StoreFacts};
 
 /// Why a cleanup could not run; stores already finished stay finished.
 #[derive(Debug, Error)]
@@ -210,14 +211,7 @@ fn session_paths(ctx: &StateContext, target: &StoreTarget) -> SessionPaths {
     )
 }
 
-fn load(target: &StoreTarget) -> Result<SessionStore, CleanupError> {
-    Ok(SessionStore::load(
-        &target.store_path,
-        LoadOptions::default(),
-    )?)
-}
-
-/// Which rule removed each entry (by working-set index).
+/// Which rule removed each entry (by position).
 #[derive(Debug, Default)]
 struct Removals {
     missing: Vec<usize>,
@@ -230,9 +224,9 @@ struct Removals {
 }
 
 impl Removals {
-    fn action_rows(&self, store: &SessionStore) -> Vec<ActionRow> {
+    fn action_rows(&self, store: &StoreFacts, ws: &WorkingSet) -> Vec<ActionRow> {
         let mut actions: HashMap<usize, Action> = HashMap::new();
-        // Later inserts lose: the gateway checks in this priority order.
+        // The first label wins: the gateway checks in this priority order.
         for (set, action) in [
             (&self.dm_scope, Action::RetireDmScope),
             (&self.missing, Action::PruneMissing),
@@ -246,16 +240,31 @@ impl Removals {
                 actions.entry(i).or_insert(action);
             }
         }
-        store
-            .entries()
-            .iter()
-            .enumerate()
-            .map(|(i, (k, v))| ActionRow {
-                key: k.clone(),
-                action: actions.get(&i).copied().unwrap_or(Action::Keep),
-                entry: v.as_object().cloned().unwrap_or_default(),
+        (0..store.len())
+            .map(|i| {
+                let f = ws.entry(i);
+                let repaired = f.repaired.then_some(f.session_file.as_deref()).flatten();
+                ActionRow {
+                    key: store.key(i).to_string(),
+                    action: actions.get(&i).copied().unwrap_or(Action::Keep),
+                    entry: store.entry(i, repaired),
+                }
             })
             .collect()
+    }
+}
+
+/// Applies the `--fix-missing` repairs to the working set.
+fn apply_repairs(
+    ws: &mut WorkingSet,
+    store: &mut StoreFacts,
+    repairs: &[(usize, String)],
+    mode: PassMode,
+) {
+    for (i, file) in repairs {
+        if let Some(f) = store.repair(*i, file, mode) {
+            ws.set_entry(*i, f);
+        }
     }
 }
 
@@ -267,23 +276,29 @@ pub fn preview_store(
     mode: MaintenanceMode,
     opts: &CleanupOptions,
 ) -> Result<StoreOutcome, CleanupError> {
-    let store = load(target)?;
     let paths = session_paths(ctx, target);
+    let pass = PassMode::Preview {
+        chunks: maintenance.max_disk_bytes.is_some(),
+    };
+    let mut store = StoreFacts::read(&target.store_path, paths.sessions_dir(), pass)?;
     let mut guard = DirGuard::new(paths.real_dir());
-    let originals: Vec<&Map<String, Value>> = store
-        .entries()
-        .values()
-        .map(|v| v.as_object().unwrap_or(&EMPTY_ENTRY))
-        .collect();
-    let mut ws = WorkingSet::new(store.entries());
+    let before_count = store.len();
+    let mut ws = WorkingSet::new(store.take_facts());
+    // What the entries looked like before any repair (their files are excluded below).
+    let originals: HashMap<usize, Option<String>> = HashMap::new();
     let preserve = preserve_set(opts.active_key.iter());
     let active = opts.active_key.as_deref();
     let now = ctx.now_ms;
     let mut r = Removals::default();
+    let mut originals = originals;
     if opts.fix_missing {
         let m = missing::fix_missing(&mut ws, &paths);
         r.missing = m.removed;
-        r.repaired = m.repaired.into_iter().map(|(i, _, _)| i).collect();
+        r.repaired = m.repaired.iter().map(|(i, _)| *i).collect();
+        for &(i, _) in &m.repaired {
+            originals.insert(i, ws.entry(i).session_file.clone());
+        }
+        apply_repairs(&mut ws, &mut store, &m.repaired, pass);
     }
     if opts.fix_dm_scope {
         r.dm_scope =
@@ -299,7 +314,7 @@ pub fn preview_store(
     }
     r.stale = rules::prune_stale(&mut ws, now, maintenance.prune_after_ms, &preserve);
     r.capped = rules::cap_entries(&mut ws, maintenance.max_entries, &preserve);
-    let mut exclude: HashSet<PathBuf> = HashSet::new();
+    let mut exclude = PathSet::new(paths.real_dir());
     for &i in r
         .model_run
         .iter()
@@ -307,7 +322,12 @@ pub fn preview_store(
         .chain(&r.capped)
         .chain(&r.dm_scope)
     {
-        exclude.extend(paths.entry_artifacts(originals[i]));
+        let f = ws.entry(i);
+        let file = match originals.get(&i) {
+            Some(before) => before.as_deref(),
+            None => f.session_file.as_deref(),
+        };
+        exclude.extend(paths.entry_artifacts(f.session_id.as_deref(), file));
     }
     let budget = enforce_disk_budget(
         &mut ws,
@@ -338,7 +358,7 @@ pub fn preview_store(
     );
     r.repaired.retain(|&i| ws.is_alive(i));
     let mut summary = StoreSummary::new(target, mode, true);
-    summary.before_count = store.entries().len() as u64;
+    summary.before_count = before_count as u64;
     summary.after_count = ws.len() as u64;
     summary.repaired = r.repaired.len() as u64;
     summary.missing = r.missing.len() as u64;
@@ -349,9 +369,8 @@ pub fn preview_store(
     summary.unreferenced = unreferenced;
     summary.disk_budget = budget.report;
     summary.would_mutate = summary.compute_would_mutate();
-    drop(ws);
     let rows = if opts.want_rows {
-        r.action_rows(&store)
+        r.action_rows(&store, &ws)
     } else {
         Vec::new()
     };
@@ -365,12 +384,9 @@ pub fn preview_store(
     })
 }
 
-static EMPTY_ENTRY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-
-fn live_session_ids<'a>(ws: &'a WorkingSet<'_>) -> HashSet<&'a str> {
+fn live_session_ids(ws: &WorkingSet) -> HashSet<&str> {
     ws.iter()
-        .filter_map(|(_, _, e)| e.get("sessionId").and_then(Value::as_str))
-        .filter(|s| !s.is_empty())
+        .filter_map(|(_, f)| f.session_id.as_deref())
         .collect()
 }
 
@@ -383,8 +399,8 @@ pub fn apply_store(
     mode: MaintenanceMode,
     opts: &CleanupOptions,
 ) -> Result<StoreOutcome, CleanupError> {
-    let mut store = load(target)?;
     let paths = session_paths(ctx, target);
+    let mut store = StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?;
     let mut guard = DirGuard::new(paths.real_dir());
     let preserve = preserve_set(opts.active_key.iter());
     let active = opts.active_key.as_deref();
@@ -401,124 +417,96 @@ pub fn apply_store(
     let mut dm_removed = RemovedSessions::default();
     let mut retention_removed = 0;
     let mut summary = StoreSummary::new(target, mode, false);
-    let want_rows = opts.want_rows;
-    let before_snapshot = want_rows.then(|| store.clone());
+    let mut ws = WorkingSet::new(store.take_facts());
 
-    // Decide everything on a working set, then write the store once.
-    let plan = {
-        let originals: Vec<&Map<String, Value>> = store
-            .entries()
-            .values()
-            .map(|v| v.as_object().unwrap_or(&EMPTY_ENTRY))
-            .collect();
-        let mut ws = WorkingSet::new(store.entries());
-        if opts.fix_missing {
-            let m = missing::fix_missing(&mut ws, &paths);
-            r.missing = m.removed;
-            r.repaired = m.repaired.into_iter().map(|(i, _, _)| i).collect();
-        }
-        if opts.fix_dm_scope {
-            r.dm_scope =
-                rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
-            // The gateway removes an entry only if it is still exactly as planned: a
-            // retired entry whose sessionFile was just repaired no longer is, so it stays
-            // (with the repair).
-            r.dm_scope.retain(|&i| {
-                let repaired = ws.is_modified(i);
-                if repaired {
-                    ws.revive(i);
-                }
-                !repaired
-            });
-            for &i in &r.dm_scope {
-                if originals[i]
-                    .get("sessionId")
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
-                {
-                    dm_removed.remember(originals[i]);
-                }
+    // Decide everything on the working set, then write the store once.
+    if opts.fix_missing {
+        let m = missing::fix_missing(&mut ws, &paths);
+        r.missing = m.removed;
+        r.repaired = m.repaired.iter().map(|(i, _)| *i).collect();
+        apply_repairs(&mut ws, &mut store, &m.repaired, PassMode::Apply);
+    }
+    if opts.fix_dm_scope {
+        r.dm_scope =
+            rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
+        // The gateway removes an entry only if it is still exactly as planned: a retired
+        // entry whose sessionFile was just repaired no longer is, so it stays (repaired).
+        r.dm_scope.retain(|&i| {
+            let repaired = ws.entry(i).repaired;
+            if repaired {
+                ws.revive(i);
             }
-        }
-        summary.before_count = ws.len() as u64;
-        let budget_mode = match mode {
-            MaintenanceMode::Warn => BudgetMode::WarnOnly,
-            MaintenanceMode::Enforce => BudgetMode::Enforce,
-        };
-        if mode == MaintenanceMode::Enforce {
-            if ws.len() as u64 > maintenance.max_entries {
-                r.model_run = rules::prune_model_runs(
-                    &mut ws,
-                    now,
-                    maintenance.model_run_prune_after_ms,
-                    &preserve,
-                );
+            !repaired
+        });
+        for &i in &r.dm_scope {
+            if ws.entry(i).session_id.is_some() {
+                dm_removed.remember(ws.entry(i));
             }
-            r.stale = rules::prune_stale(&mut ws, now, maintenance.prune_after_ms, &preserve);
-            r.capped = rules::cap_entries(&mut ws, maintenance.max_entries, &preserve);
-            let mut removed = RemovedSessions::default();
-            for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
-                removed.remember(ws.entry(i));
-            }
-            let referenced = live_session_ids(&ws);
-            let archived_dirs = archive_removed(&removed, &referenced, &paths, &mut guard, &clock);
-            if !removed.is_empty() {
-                remove_trajectories(&removed, &referenced, &paths, &mut guard, ctx.env.cwd());
-            }
-            if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
-                let dirs = if archived_dirs.is_empty() {
-                    vec![paths.sessions_dir().to_path_buf()]
-                } else {
-                    archived_dirs
-                };
-                let mut rules = vec![RetentionRule {
-                    reason: ArchiveReason::Deleted,
-                    older_than_ms: maintenance.prune_after_ms,
-                }];
-                if let Some(ms) = maintenance.reset_archive_retention_ms {
-                    rules.push(RetentionRule {
-                        reason: ArchiveReason::Reset,
-                        older_than_ms: ms,
-                    });
-                }
-                retention_removed = apply_retention(&dirs, &rules, now, &mut guard);
-            }
-        }
-        let budget = enforce_disk_budget(
-            &mut ws,
-            &paths,
-            &mut guard,
-            &BudgetParams {
-                store_path: &target.store_path,
-                maintenance,
-                active_key: active,
-                preserve: &preserve,
-                now_ms: now,
-                mode: budget_mode,
-            },
-        );
-        r.budget = budget.evicted;
-        summary.disk_budget = budget.report;
-        r.repaired.retain(|&i| ws.is_alive(i));
-        ws.into_plan()
-    };
-
-    // Commit: keep the live entries (with repairs), in store order, and write once.
-    let alive = plan.alive;
-    let mut repairs: HashMap<usize, Map<String, Value>> = plan.repaired.into_iter().collect();
-    let old = std::mem::take(store.entries_mut());
-    let mut kept = Map::with_capacity(old.len());
-    for (i, (k, v)) in old.into_iter().enumerate() {
-        if alive[i] {
-            let v = repairs.remove(&i).map(Value::Object).unwrap_or(v);
-            kept.insert(k, v);
         }
     }
-    *store.entries_mut() = kept;
-    let store_written = store.save()? == SaveOutcome::Written;
+    summary.before_count = ws.len() as u64;
+    let budget_mode = match mode {
+        MaintenanceMode::Warn => BudgetMode::WarnOnly,
+        MaintenanceMode::Enforce => BudgetMode::Enforce,
+    };
+    if mode == MaintenanceMode::Enforce {
+        if ws.len() as u64 > maintenance.max_entries {
+            r.model_run = rules::prune_model_runs(
+                &mut ws,
+                now,
+                maintenance.model_run_prune_after_ms,
+                &preserve,
+            );
+        }
+        r.stale = rules::prune_stale(&mut ws, now, maintenance.prune_after_ms, &preserve);
+        r.capped = rules::cap_entries(&mut ws, maintenance.max_entries, &preserve);
+        let mut removed = RemovedSessions::default();
+        for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
+            removed.remember(ws.entry(i));
+        }
+        let referenced = live_session_ids(&ws);
+        let archived_dirs = archive_removed(&removed, &referenced, &paths, &mut guard, &clock);
+        if !removed.is_empty() {
+            remove_trajectories(&removed, &referenced, &paths, &mut guard, ctx.env.cwd());
+        }
+        if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
+            let dirs = if archived_dirs.is_empty() {
+                vec![paths.sessions_dir().to_path_buf()]
+            } else {
+                archived_dirs
+            };
+            let mut rules = vec![RetentionRule {
+                reason: ArchiveReason::Deleted,
+                older_than_ms: maintenance.prune_after_ms,
+            }];
+            if let Some(ms) = maintenance.reset_archive_retention_ms {
+                rules.push(RetentionRule {
+                    reason: ArchiveReason::Reset,
+                    older_than_ms: ms,
+                });
+            }
+            retention_removed = apply_retention(&dirs, &rules, now, &mut guard);
+        }
+    }
+    let budget = enforce_disk_budget(
+        &mut ws,
+        &paths,
+        &mut guard,
+        &BudgetParams {
+            store_path: &target.store_path,
+            maintenance,
+            active_key: active,
+            preserve: &preserve,
+            now_ms: now,
+            mode: budget_mode,
+        },
+    );
+    r.budget = budget.evicted;
+    summary.disk_budget = budget.report;
+    r.repaired.retain(|&i| ws.is_alive(i));
 
-    // After the write: archive the retired DM sessions, then prune unreferenced files.
-    let ws = WorkingSet::new(store.entries());
+    // Write once, then archive the retired DM sessions and prune unreferenced files.
+    let store_written = store.save(ws.alive())? == SaveOutcome::Written;
     if !dm_removed.is_empty() {
         let referenced = live_session_ids(&ws);
         archive_removed(&dm_removed, &referenced, &paths, &mut guard, &clock);
@@ -532,7 +520,7 @@ pub fn apply_store(
                 store_path: &target.store_path,
                 older_than_ms: maintenance.prune_after_ms,
                 now_ms: now,
-                exclude: &HashSet::new(),
+                exclude: &PathSet::new(paths.real_dir()),
                 dry_run: false,
             },
         )
@@ -553,10 +541,10 @@ pub fn apply_store(
     summary.unreferenced = unreferenced;
     summary.would_mutate = summary.compute_would_mutate();
     summary.applied_count = Some(ws.len() as u64);
-    drop(ws);
-    let rows = match &before_snapshot {
-        Some(before) => r.action_rows(before),
-        None => Vec::new(),
+    let rows = if opts.want_rows {
+        r.action_rows(&store, &ws)
+    } else {
+        Vec::new()
     };
     Ok(StoreOutcome {
         target: target.clone(),

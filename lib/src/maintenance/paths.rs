@@ -6,17 +6,16 @@
 //! These functions only *name* files. Every mutation in maintenance separately checks
 //! that the file it touches lies inside the sessions directory (spec README, decision 5).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
-
-use regex::Regex;
-use serde_json::{Map, Value};
 
 use crate::paths::absolutize;
 use crate::session_key::{js_trim, normalize_agent_id};
 use crate::transcript_path::{agent_id_from_path, is_valid_transcript_id};
+use regex::Regex;
 
 /// `extractGeneratedTranscriptSessionId`: the generated (UUID v1–8) session id a
 /// transcript file name was derived from: `<id>.jsonl`, `<id>-topic-<t>.jsonl` or
@@ -50,6 +49,18 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
     uuid.is_match(stem).then_some(stem)
 }
 
+/// Whether `p` is absolute and already normal (no `.`, `..`, doubled or trailing `/`).
+pub fn is_clean_absolute(p: &Path) -> bool {
+    let b = bytes(p);
+    if b.first() != Some(&b'/') {
+        return false;
+    }
+    b.len() == 1
+        || b[1..]
+            .split(|&c| c == b'/')
+            .all(|c| !c.is_empty() && c != b"." && c != b"..")
+}
+
 /// `path.basename` of a POSIX path string (trailing slashes ignored).
 pub fn js_basename(p: &str) -> &str {
     let t = p.trim_end_matches('/');
@@ -62,6 +73,13 @@ pub fn js_basename(p: &str) -> &str {
 /// Whether `target` lies strictly inside `base` in the sense of the gateway's
 /// `path.relative` checks: a non-empty relative path whose text does not start with `..`.
 pub fn relative_inside(base: &Path, target: &Path) -> bool {
+    if is_clean_absolute(base) && is_clean_absolute(target) && base.as_os_str().len() > 1 {
+        let (b, t) = (bytes(base), bytes(target));
+        return t.len() > b.len() + 1
+            && t.starts_with(b)
+            && t[b.len()] == b'/'
+            && !t[b.len() + 1..].starts_with(b"..");
+    }
     match target.strip_prefix(base) {
         Ok(rest) => match rest.components().next() {
             Some(Component::Normal(first)) => !first.as_encoded_bytes().starts_with(b".."),
@@ -69,6 +87,20 @@ pub fn relative_inside(base: &Path, target: &Path) -> bool {
         },
         Err(_) => false,
     }
+}
+
+fn bytes(p: &Path) -> &[u8] {
+    p.as_os_str().as_encoded_bytes()
+}
+
+/// The parent and file name of a clean absolute path, by bytes (`None` for `/`).
+pub fn split_clean(p: &Path) -> Option<(&[u8], &[u8])> {
+    let b = bytes(p);
+    let i = b.iter().rposition(|&c| c == b'/')?;
+    if i + 1 == b.len() {
+        return None;
+    }
+    Some((if i == 0 { &b[..1] } else { &b[..i] }, &b[i + 1..]))
 }
 
 /// `isPathInside`-style strict containment (`resolvedFile !== resolvedParent`): the first
@@ -104,6 +136,7 @@ pub struct SessionPaths {
     legacy_dir: Option<PathBuf>,
     cwd: PathBuf,
     real_dirs: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
+    entries: OnceCell<Option<HashMap<OsString, bool>>>,
 }
 
 impl SessionPaths {
@@ -118,13 +151,22 @@ impl SessionPaths {
             .unwrap_or_else(|| PathBuf::from("/"));
         let real_dir =
             std::fs::canonicalize(&sessions_dir).unwrap_or_else(|_| sessions_dir.clone());
+        // The legacy directory's files matter only when it lies inside this one (they are
+        // archived only from inside); realpath it once.
+        let legacy_dir = legacy_dir
+            .map(|d| {
+                let d = absolutize(d, cwd);
+                std::fs::canonicalize(&d).unwrap_or(d)
+            })
+            .filter(|d| relative_inside(&real_dir, d));
         SessionPaths {
             sessions_dir,
             real_dir,
             agents_root: absolutize(&state_dir.join("agents"), cwd),
-            legacy_dir: legacy_dir.map(|d| absolutize(d, cwd)),
+            legacy_dir,
             cwd: cwd.to_path_buf(),
             real_dirs: RefCell::new(HashMap::new()),
+            entries: OnceCell::new(),
         }
     }
 
@@ -152,17 +194,70 @@ impl SessionPaths {
     /// `canonicalizePathForComparison`: the path made absolute (against the cwd) and
     /// lexically normalised, then its realpath when it exists.
     pub fn canonical(&self, p: &Path) -> PathBuf {
-        let p = absolutize(p, &self.cwd);
+        if is_clean_absolute(p) {
+            // Directly in the real directory: only a symlink resolves elsewhere (one read
+            // of the directory instead of a stat per path).
+            if let Some((parent, name)) = split_clean(p) {
+                if parent == bytes(&self.real_dir) {
+                    if let Some(entries) = self.dir_entries() {
+                        let name =
+                            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
+                        return if entries.get(name) == Some(&true) {
+                            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+                        } else {
+                            p.to_path_buf()
+                        };
+                    }
+                }
+            }
+        }
+        let p = if is_clean_absolute(p) {
+            p.to_path_buf()
+        } else {
+            absolutize(p, &self.cwd)
+        };
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            return p;
+        };
         match std::fs::symlink_metadata(&p) {
             Err(_) => p,
             Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&p).unwrap_or(p),
-            Ok(_) => match (p.parent(), p.file_name()) {
-                (Some(parent), Some(name)) => match self.real_parent(parent) {
-                    Some(real) => real.join(name),
-                    None => p,
-                },
-                _ => p,
+            Ok(_) => match self.real_parent(parent) {
+                Some(real) => real.join(name),
+                None => p,
             },
+        }
+    }
+
+    /// What was directly in the real directory when first asked (name → is a symlink);
+    /// `None` when it cannot be read. Maintenance never creates links, and the only files
+    /// it creates are archives and the store, so the snapshot stays good for lookups.
+    fn dir_entries(&self) -> Option<&HashMap<OsString, bool>> {
+        self.entries
+            .get_or_init(|| {
+                let rd = std::fs::read_dir(&self.real_dir).ok()?;
+                Some(
+                    rd.flatten()
+                        .map(|e| {
+                            let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                            (e.file_name(), link)
+                        })
+                        .collect(),
+                )
+            })
+            .as_ref()
+    }
+
+    /// Whether `p` may exist: false only for a path directly in the real directory that
+    /// was not there when the directory was first read (saves a `stat` per sidecar).
+    pub fn may_exist(&self, p: &Path) -> bool {
+        if !is_clean_absolute(p) {
+            return true;
+        }
+        match (split_clean(p), self.dir_entries()) {
+            (Some((parent, name)), Some(entries)) if parent == bytes(&self.real_dir) => entries
+                .contains_key(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name)),
+            _ => true,
         }
     }
 
@@ -172,7 +267,9 @@ impl SessionPaths {
     }
 
     fn resolve_in_agent_dir(&self, agent_dir: &Path, real_candidate: &Path) -> Option<PathBuf> {
-        let base = std::fs::canonicalize(agent_dir).unwrap_or_else(|_| agent_dir.to_path_buf());
+        let base = self
+            .real_parent(agent_dir)
+            .unwrap_or_else(|| agent_dir.to_path_buf());
         relative_inside(&base, real_candidate).then(|| real_candidate.to_path_buf())
     }
 
@@ -252,23 +349,27 @@ impl SessionPaths {
         self.transcript_in_dir(session_id?)
     }
 
-    /// `resolveSessionTranscriptPathForEntry`: the entry's transcript, canonical, when it
+    /// `resolveSessionTranscriptPathForEntry`: an entry's transcript, canonical, when it
     /// lies inside the sessions directory.
-    pub fn entry_transcript(&self, entry: &Map<String, Value>) -> Option<PathBuf> {
-        let id = entry.get("sessionId").and_then(Value::as_str)?;
-        if id.is_empty() {
-            return None;
-        }
-        let file = entry.get("sessionFile").and_then(Value::as_str);
-        let resolved = self.session_file_path(Some(id), file)?;
+    pub fn entry_transcript(
+        &self,
+        session_id: Option<&str>,
+        session_file: Option<&str>,
+    ) -> Option<PathBuf> {
+        let id = session_id.filter(|s| !s.is_empty())?;
+        let resolved = self.session_file_path(Some(id), session_file)?;
         let canonical = self.canonical(&resolved);
         self.is_inside(&canonical).then_some(canonical)
     }
 
     /// `resolveSessionArtifactCanonicalPathsForEntry`: the transcript and its trajectory
     /// pointer and runtime sidecars, canonical (empty when the transcript is outside).
-    pub fn entry_artifacts(&self, entry: &Map<String, Value>) -> Vec<PathBuf> {
-        let Some(t) = self.entry_transcript(entry) else {
+    pub fn entry_artifacts(
+        &self,
+        session_id: Option<&str>,
+        session_file: Option<&str>,
+    ) -> Vec<PathBuf> {
+        let Some(t) = self.entry_transcript(session_id, session_file) else {
             return Vec::new();
         };
         let (runtime, pointer) = trajectory_paths(&t);
@@ -277,31 +378,14 @@ impl SessionPaths {
         vec![t, pointer, runtime]
     }
 
-    /// The canonical files `compactionCheckpoints[].{pre,post}Compaction.sessionFile` name
+    /// The canonical checkpoint files (`compactionCheckpoints[].*.sessionFile`) that lie
     /// inside the sessions directory.
-    pub fn checkpoint_files(&self, entry: &Map<String, Value>) -> Vec<PathBuf> {
-        let Some(Value::Array(cps)) = entry.get("compactionCheckpoints") else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        for cp in cps {
-            for side in ["preCompaction", "postCompaction"] {
-                let Some(f) = cp
-                    .get(side)
-                    .and_then(|s| s.get("sessionFile"))
-                    .and_then(Value::as_str)
-                    .map(js_trim)
-                    .filter(|f| !f.is_empty())
-                else {
-                    continue;
-                };
-                let c = self.canonical(Path::new(f));
-                if self.is_inside(&c) {
-                    out.push(c);
-                }
-            }
-        }
-        out
+    pub fn checkpoint_files(&self, files: &[String]) -> Vec<PathBuf> {
+        files
+            .iter()
+            .map(|f| self.canonical(Path::new(f)))
+            .filter(|c| self.is_inside(c))
+            .collect()
     }
 
     /// `resolveSessionTranscriptCandidates(sessionId, storePath, sessionFile)`: every file
@@ -327,11 +411,10 @@ impl SessionPaths {
         if let (Some(dir), Some(id)) = (&self.legacy_dir, session_id) {
             let id = js_trim(id);
             if is_valid_transcript_id(id) {
-                let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                out.push(real.join(format!("{id}.jsonl")));
+                out.push(dir.join(format!("{id}.jsonl")));
             }
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         out.retain(|p| seen.insert(p.clone()));
         out
     }
@@ -423,20 +506,10 @@ mod tests {
         );
         assert_eq!(p.session_file_path(Some("../evil"), None), None);
         // Outside transcripts are not artifacts of the entry.
-        let mut e = Map::new();
-        e.insert("sessionId".into(), Value::from("abc"));
-        e.insert(
-            "sessionFile".into(),
-            Value::from(
-                root.join("state/agents/work/sessions/s.jsonl")
-                    .to_str()
-                    .unwrap(),
-            ),
-        );
-        assert!(p.entry_artifacts(&e).is_empty());
-        e.shift_remove("sessionFile");
+        let sib = root.join("state/agents/work/sessions/s.jsonl");
+        assert!(p.entry_artifacts(Some("abc"), sib.to_str()).is_empty());
         assert_eq!(
-            p.entry_artifacts(&e),
+            p.entry_artifacts(Some("abc"), None),
             vec![
                 sessions.join("abc.jsonl"),
                 sessions.join("abc.trajectory-path.json"),

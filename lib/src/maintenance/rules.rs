@@ -2,38 +2,27 @@
 //! stale pruning, capping and the `--fix-dm-scope` retirement, on a [`WorkingSet`] that
 //! marks entries removed without copying the store.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use crate::session_key::{dm_scope_retirable, is_model_run_probe_key};
 
-use crate::session_key::{dm_scope_retirable, is_model_run_probe_key, is_protected_entry};
+use super::store_pass::Facts;
 
-/// The entries of a store during one maintenance run: removals are marks, repairs are
-/// copies of the entries they change, store order is kept.
-#[derive(Debug, Clone)]
-pub struct WorkingSet<'a> {
-    keys: Vec<&'a str>,
-    entries: Vec<Cow<'a, Map<String, Value>>>,
+/// The entries of a store during one maintenance run: removals are marks, store order
+/// is kept.
+#[derive(Debug, Clone, Default)]
+pub struct WorkingSet {
+    facts: Vec<Facts>,
     alive: Vec<bool>,
     len: usize,
 }
 
-static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-
-impl<'a> WorkingSet<'a> {
-    /// All entries of `map`, in its order (non-object values count as empty entries).
-    pub fn new(map: &'a Map<String, Value>) -> Self {
-        let mut keys = Vec::with_capacity(map.len());
-        let mut entries = Vec::with_capacity(map.len());
-        for (k, v) in map {
-            keys.push(k.as_str());
-            entries.push(Cow::Borrowed(v.as_object().unwrap_or(&EMPTY)));
-        }
-        let len = keys.len();
+impl WorkingSet {
+    /// All entries, in store order.
+    pub fn new(facts: Vec<Facts>) -> Self {
+        let len = facts.len();
         WorkingSet {
-            keys,
-            entries,
+            facts,
             alive: vec![true; len],
             len,
         }
@@ -49,42 +38,29 @@ impl<'a> WorkingSet<'a> {
         self.len == 0
     }
 
-    /// How many entries there were at the start.
-    pub fn capacity(&self) -> usize {
-        self.keys.len()
-    }
-
     /// Whether entry `i` is still there.
     pub fn is_alive(&self, i: usize) -> bool {
         self.alive[i]
     }
 
+    /// Which entries are still there, by store position.
+    pub fn alive(&self) -> &[bool] {
+        &self.alive
+    }
+
     /// The key of entry `i`.
-    pub fn key(&self, i: usize) -> &'a str {
-        self.keys[i]
+    pub fn key(&self, i: usize) -> &str {
+        &self.facts[i].key
     }
 
-    /// Entry `i` (with any repair applied).
-    pub fn entry(&self, i: usize) -> &Map<String, Value> {
-        &self.entries[i]
+    /// The facts of entry `i`.
+    pub fn entry(&self, i: usize) -> &Facts {
+        &self.facts[i]
     }
 
-    /// Whether entry `i` was changed by a repair.
-    pub fn is_modified(&self, i: usize) -> bool {
-        matches!(self.entries[i], Cow::Owned(_))
-    }
-
-    /// Brings a removed entry back.
-    pub fn revive(&mut self, i: usize) {
-        if !self.alive[i] {
-            self.alive[i] = true;
-            self.len += 1;
-        }
-    }
-
-    /// Replaces entry `i` (a repair).
-    pub fn set_entry(&mut self, i: usize, entry: Map<String, Value>) {
-        self.entries[i] = Cow::Owned(entry);
+    /// Replaces the facts of entry `i` (a repair).
+    pub fn set_entry(&mut self, i: usize, facts: Facts) {
+        self.facts[i] = facts;
     }
 
     /// Marks entry `i` removed.
@@ -95,59 +71,32 @@ impl<'a> WorkingSet<'a> {
         }
     }
 
-    /// The live entries as (index, key, entry), in store order.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &'a str, &Map<String, Value>)> + '_ {
-        (0..self.keys.len())
-            .filter(|&i| self.alive[i])
-            .map(|i| (i, self.keys[i], &*self.entries[i]))
-    }
-
-    /// Ends the run: which entries are alive, and the repaired entries by index.
-    pub fn into_plan(self) -> Plan {
-        let repaired = self
-            .entries
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, e)| match e {
-                Cow::Owned(m) => Some((i, m)),
-                Cow::Borrowed(_) => None,
-            })
-            .collect();
-        Plan {
-            alive: self.alive,
-            repaired,
+    /// Brings a removed entry back.
+    pub fn revive(&mut self, i: usize) {
+        if !self.alive[i] {
+            self.alive[i] = true;
+            self.len += 1;
         }
     }
 
-    /// The index of a live entry by key.
-    pub fn find(&self, key: &str) -> Option<usize> {
-        (0..self.keys.len()).find(|&i| self.alive[i] && self.keys[i] == key)
+    /// The live entries as (index, facts), in store order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Facts)> + '_ {
+        self.facts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.alive[*i])
     }
 }
 
-/// The outcome of a working set: what to keep and what was repaired.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    /// Whether each entry (by store position) stays.
-    pub alive: Vec<bool>,
-    /// Repaired entries by store position.
-    pub repaired: Vec<(usize, Map<String, Value>)>,
-}
-
-/// An entry's `updatedAt` when it is a number.
-pub fn updated_at(entry: &Map<String, Value>) -> Option<f64> {
-    entry.get("updatedAt").and_then(Value::as_f64)
-}
-
 /// `shouldPreserveMaintenanceEntry`: in the preserve set, or protected (§4.2).
-pub fn is_preserved(key: &str, entry: &Map<String, Value>, preserve: &HashSet<String>) -> bool {
-    is_protected_entry(key, entry, preserve)
+pub fn is_preserved(f: &Facts, preserve: &HashSet<String>) -> bool {
+    f.durable || preserve.contains(&f.key)
 }
 
 /// Model-run probe pruning (`pruneStaleModelRunEntries`): probe keys older than
 /// `max_age_ms`, unless in the preserve set. Returns the removed indices.
 pub fn prune_model_runs(
-    ws: &mut WorkingSet<'_>,
+    ws: &mut WorkingSet,
     now_ms: i64,
     max_age_ms: u64,
     preserve: &HashSet<String>,
@@ -155,12 +104,12 @@ pub fn prune_model_runs(
     let cutoff = now_ms as f64 - max_age_ms as f64;
     let doomed: Vec<usize> = ws
         .iter()
-        .filter(|(_, k, e)| {
-            !preserve.contains(*k)
-                && is_model_run_probe_key(k)
-                && updated_at(e).is_some_and(|u| u < cutoff)
+        .filter(|(_, f)| {
+            !preserve.contains(&f.key)
+                && is_model_run_probe_key(&f.key)
+                && f.updated_at.is_some_and(|u| u < cutoff)
         })
-        .map(|(i, _, _)| i)
+        .map(|(i, _)| i)
         .collect();
     doomed.iter().for_each(|&i| ws.remove(i));
     doomed
@@ -169,7 +118,7 @@ pub fn prune_model_runs(
 /// Stale pruning (`pruneStaleEntries`): entries with `updatedAt` older than `max_age_ms`
 /// that are neither preserved nor protected. Entries without `updatedAt` stay.
 pub fn prune_stale(
-    ws: &mut WorkingSet<'_>,
+    ws: &mut WorkingSet,
     now_ms: i64,
     max_age_ms: u64,
     preserve: &HashSet<String>,
@@ -177,10 +126,8 @@ pub fn prune_stale(
     let cutoff = now_ms as f64 - max_age_ms as f64;
     let doomed: Vec<usize> = ws
         .iter()
-        .filter(|(_, k, e)| {
-            updated_at(e).is_some_and(|u| u < cutoff) && !is_preserved(k, e, preserve)
-        })
-        .map(|(i, _, _)| i)
+        .filter(|(_, f)| f.updated_at.is_some_and(|u| u < cutoff) && !is_preserved(f, preserve))
+        .map(|(i, _)| i)
         .collect();
     doomed.iter().for_each(|&i| ws.remove(i));
     doomed
@@ -190,17 +137,17 @@ pub fn prune_stale(
 /// entries (missing `updatedAt` sorts oldest; ties keep store order). Returns the
 /// removed indices, oldest last.
 pub fn cap_entries(
-    ws: &mut WorkingSet<'_>,
+    ws: &mut WorkingSet,
     max_entries: u64,
     preserve: &HashSet<String>,
 ) -> Vec<usize> {
     let mut removable: Vec<(usize, f64)> = Vec::new();
     let mut preserved = 0u64;
-    for (i, k, e) in ws.iter() {
-        if is_preserved(k, e, preserve) {
+    for (i, f) in ws.iter() {
+        if is_preserved(f, preserve) {
             preserved += 1;
         } else {
-            removable.push((i, updated_at(e).unwrap_or(f64::NEG_INFINITY)));
+            removable.push((i, f.updated_at.unwrap_or(f64::NEG_INFINITY)));
         }
     }
     let keep = max_entries.saturating_sub(preserved) as usize;
@@ -217,7 +164,7 @@ pub fn cap_entries(
 /// `main`, removes the target agent's per-peer direct-message keys other than the active
 /// key. Returns the removed indices.
 pub fn retire_dm_scope(
-    ws: &mut WorkingSet<'_>,
+    ws: &mut WorkingSet,
     dm_scope: &str,
     target_agent_id: &str,
     active_key: Option<&str>,
@@ -227,8 +174,8 @@ pub fn retire_dm_scope(
     }
     let doomed: Vec<usize> = ws
         .iter()
-        .filter(|(_, k, _)| dm_scope_retirable(k, target_agent_id, active_key))
-        .map(|(i, _, _)| i)
+        .filter(|(_, f)| dm_scope_retirable(&f.key, target_agent_id, active_key))
+        .map(|(i, _)| i)
         .collect();
     doomed.iter().for_each(|&i| ws.remove(i));
     doomed
@@ -237,16 +184,26 @@ pub fn retire_dm_scope(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     const H: i64 = 3_600_000;
     const NOW: i64 = 1_800_000_000_000;
 
-    fn store(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
+    fn store(v: Value) -> WorkingSet {
+        let facts = v
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, e)| Facts::of(k, e.as_object().unwrap(), std::path::Path::new("/s")))
+            .collect();
+        WorkingSet::new(facts)
     }
 
-    fn keys(ws: &WorkingSet<'_>, idx: &[usize]) -> Vec<String> {
+    fn find(ws: &WorkingSet, key: &str) -> bool {
+        ws.iter().any(|(_, f)| f.key == key)
+    }
+
+    fn keys(ws: &WorkingSet, idx: &[usize]) -> Vec<String> {
         idx.iter().map(|&i| ws.key(i).to_string()).collect()
     }
 
@@ -262,7 +219,7 @@ mod tests {
             "agent:main:f": {"updatedAt": NOW - 2 * H},
             "agent:main:telegram:group:1": {"updatedAt": NOW - 9 * H},
         }));
-        let mut ws = WorkingSet::new(&m);
+        let mut ws = m.clone();
         let gone = cap_entries(&mut ws, 3, &HashSet::new());
         assert_eq!(
             keys(&ws, &gone),
@@ -274,11 +231,11 @@ mod tests {
             ]
         );
         assert_eq!(ws.len(), 3);
-        let mut ws = WorkingSet::new(&m);
+        let mut ws = m.clone();
         let preserve = crate::session_key::preserve_set(["AGENT:MAIN:E"]);
         let gone = cap_entries(&mut ws, 3, &preserve);
         assert_eq!(gone.len(), 4);
-        assert!(ws.find("agent:main:e").is_some() && ws.find("agent:main:d").is_some());
+        assert!(find(&ws, "agent:main:e") && find(&ws, "agent:main:d"));
     }
 
     #[test]
@@ -293,13 +250,13 @@ mod tests {
             (format!("agent:Main:explicit:MODEL-RUN-{}", u.to_uppercase())): {"updatedAt": NOW - 25 * H},
             "agent:main:explicit:model-run-zzz": {"updatedAt": NOW - 25 * H},
         }));
-        let mut ws = WorkingSet::new(&m);
+        let mut ws = m.clone();
         let gone = prune_model_runs(&mut ws, NOW, 24 * H as u64, &HashSet::new());
         assert_eq!(gone.len(), 2);
         let gone = prune_stale(&mut ws, NOW, 30 * 24 * H as u64, &HashSet::new());
         assert_eq!(keys(&ws, &gone), ["agent:main:main", "agent:main:zero"]);
-        assert!(ws.find("agent:main:noupdated").is_some());
-        assert!(ws.find("agent:main:telegram:group:1").is_some());
+        assert!(find(&ws, "agent:main:noupdated"));
+        assert!(find(&ws, "agent:main:telegram:group:1"));
     }
 
     #[test]
@@ -310,7 +267,7 @@ mod tests {
             "agent:main:dm:bob": {},
             "agent:work:direct:bob": {},
         }));
-        let mut ws = WorkingSet::new(&m);
+        let mut ws = m.clone();
         assert!(retire_dm_scope(&mut ws, "per-peer", "main", None).is_empty());
         let gone = retire_dm_scope(&mut ws, "main", "main", Some("agent:main:direct:bob"));
         assert_eq!(keys(&ws, &gone), ["agent:main:telegram:direct:123"]);

@@ -127,6 +127,16 @@ impl StoreScan {
         self.entries.is_empty()
     }
 
+    /// The raw JSON text of entry `i`, as in the file.
+    pub fn raw_entry(&self, i: usize) -> &str {
+        &self.text[self.entries[i].1.clone()]
+    }
+
+    /// The whole file as read (a byte-order mark included); empty for a missing store.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The key of raw entry `i`.
     pub fn key(&self, i: usize) -> &str {
         &self.entries[i].0
