@@ -131,8 +131,10 @@ impl<T, E: std::fmt::Display + ExitCode> OrFail<T> for Result<T, E> {
 }
 
 /// Runs a binary's body: prints a failure as `prog: message` on stderr and exits with
-/// its code; a closed stdout (broken pipe) counts as success.
+/// its code; a closed stdout (broken pipe) counts as success. A write past the file-size
+/// limit fails with EFBIG (exit 73) instead of killing the process with SIGXFSZ.
 pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::process::ExitCode {
+    clawstate::process::ignore_file_size_signal();
     match body() {
         Ok(()) => std::process::ExitCode::from(exit::OK as u8),
         Err(f) => {

@@ -156,6 +156,17 @@ pub fn looks_like_clawstate(argv: &[String]) -> bool {
     base.starts_with("claw-")
 }
 
+/// Makes a write past the file-size limit (`ulimit -f`, `RLIMIT_FSIZE`) fail with `EFBIG`
+/// instead of killing the process with SIGXFSZ: the failed write then takes its ordinary
+/// error path (the temp file removed, one error line, exit 73) rather than dying silently
+/// mid-operation with a partial temp file left behind. Every binary calls it first.
+pub fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -74,6 +74,14 @@ fn realpath_or(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// `realpath(dirname(p))/basename(p)`: symlinked directories resolved, a symlinked file not.
+fn realpath_of_dir(p: &Path) -> PathBuf {
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => realpath_or(dir).join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
 /// Resolves transcript paths for the entries of one store.
 #[derive(Debug, Clone)]
 pub struct TranscriptResolver {
@@ -221,7 +229,10 @@ impl TranscriptResolver {
         let mut out: Vec<PathBuf> = Vec::new();
         let mut push = |p: Result<PathBuf, TranscriptPathError>| {
             if let Ok(p) = p {
-                let p = realpath_or(&p);
+                // Directories are resolved (for de-duplication), the file itself is not: a
+                // transcript that is a symlink stays the link, so that archiving renames or
+                // skips the link and never its target, which may be outside the directory.
+                let p = realpath_of_dir(&p);
                 if !out.contains(&p) {
                     out.push(p);
                 }
@@ -317,6 +328,25 @@ mod tests {
             real.join("abc.jsonl")
         );
         assert!(r.resolve(Some("../evil"), None).is_err());
+    }
+
+    #[test]
+    fn candidates_never_resolve_a_symlinked_transcript() {
+        let d = tempfile::tempdir().unwrap();
+        let sessions = d.path().join("agents/main/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let outside = d.path().join("outside.jsonl");
+        std::fs::write(&outside, "{}\n").unwrap();
+        std::os::unix::fs::symlink(&outside, sessions.join("abc.jsonl")).unwrap();
+        // A symlinked sessions directory is still resolved.
+        std::os::unix::fs::symlink(d.path().join("agents"), d.path().join("link")).unwrap();
+        let r = TranscriptResolver::new(&d.path().join("link/main/sessions"), None, None);
+        let real = std::fs::canonicalize(&sessions).unwrap();
+        assert_eq!(
+            r.candidates("abc", Some("abc.jsonl"), None),
+            vec![real.join("abc.jsonl")],
+            "the link itself, never its target outside"
+        );
     }
 
     #[test]
