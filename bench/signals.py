@@ -2,17 +2,17 @@
 """Benchmarks claw-signals against the peer's own signal module (openclaw@2026.8.1) and a
 sqlite3 CLI lower bound.
 
-    python3 bench/signals.py [--rounds 3] [--events 10000] [--no-peer] [--keep]
+    python3 bench/signals.py [--rounds 3] [--events 10000] [--rows 50000,1000000] [--no-peer] [--keep]
 
 Measured (medians of --rounds):
   * record throughput: one `claw-signals record` process per event (200 events), and
     `record --stdin` batches (--events lines, one transaction per line); the peer's
     recordSessionStateEvent in one warm Node process; the sqlite3 CLI running the same
     INSERT + head upsert per transaction (no cursor work: a lower bound);
-  * changes-since on a 50,000-row database (the queried session has 5,000 rows; 200
-    returned, truncated): in-process p50/p99 (hidden `bench-changes-since`) and the whole
+  * changes-since on databases of --rows rows (default 50,000; the queried session holds a
+    tenth of them; 200 returned, truncated): in-process p50/p99 (hidden `bench-changes-since`) and the whole
     command; the peer's listSessionStateEventsSince + getSessionStateVersion, in process;
-  * prune of 50,000 rows (100,000 rows, row cap 50,000): `claw-signals prune`, the peer's
+  * prune to the row cap of 50,000 from 100,000 rows and from each larger --rows size: `claw-signals prune`, the peer's
     prune (through its startup sweep), and a plain sqlite3 DELETE as the baseline.
 
 Databases are created by `claw-signals` (the canonical schema) and filled with one SQL
@@ -21,6 +21,9 @@ deleted afterwards unless --keep. A Markdown table goes to stdout.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "signals"
@@ -117,6 +120,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--events", type=int, default=10000)
+    ap.add_argument("--rows", default="50000", help="database sizes for changes-since and prune (comma-separated)")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
@@ -126,6 +130,8 @@ def main():
     peer_js = OUT / "peer.mjs"
     OUT.mkdir(parents=True, exist_ok=True)
     peer_js.write_text(PEER_JS)
+    results = harness.Results("signals")
+    sizes = [int(x) for x in a.rows.split(",")]
     rows = []
 
     # Record: one process per event.
@@ -138,21 +144,24 @@ def main():
             sig(d, "record", "--session", f"agent:main:subagent:s{i % 50}", "--kind", "human_direct_message", "--via", "telegram")
         single.append(200 / (time.perf_counter() - t))
     rows.append(("record, one process per event (200)", f"{med(single):,.0f} events/s", "", ""))
+    results.add("record, one process per event", "200 events", 200, "events", harness.side("claw-signals record", 200 / med(single)),
+                rounds=a.rounds, note=f"{med(single):,.0f} events/s; the peer has no CLI for this (a Node start and import take ~3 s)")
 
     # Record: --stdin batches.
     lines = "".join(json.dumps({"sessionKey": f"agent:main:subagent:s{i % 50}", "kind": "human_direct_message", "via": "telegram", "runId": f"r{i}"}) + "\n" for i in range(a.events))
-    batch, peer_rec, cli = [], [], []
+    batch, batch_rss, peer_rec, cli = [], [], [], []
     for r in range(a.rounds):
         d = fresh(f"batch-{r}")
         sig(d, "record", "--session", "agent:main:warm", "--kind", "compacted")
-        t = time.perf_counter()
-        sig(d, "record", "--stdin", stdin=lines.encode())
-        batch.append(a.events / (time.perf_counter() - t))
+        env = {"HOME": str(d), "TMPDIR": str(d / "tmp"), "PATH": os.environ.get("PATH", ""), "TZ": "UTC"}
+        secs, rss = harness.measure([SIG, "--state-dir", d / "state", "--now", NOW, "record", "--stdin"], env=env, stdin=lines.encode())
+        batch.append(secs)
+        batch_rss.append(rss)
         if peer:
             d = fresh(f"peer-rec-{r}")
             sig(d, "record", "--session", "agent:main:warm", "--kind", "compacted")
             out = run([str(NODE), str(peer_js), str(DIST), "record", str(d / "state" / "state" / "openclaw.sqlite"), str(a.events), str(NOW)])
-            peer_rec.append(a.events / json.loads(out.strip().splitlines()[-1])["seconds"])
+            peer_rec.append(json.loads(out.strip().splitlines()[-1])["seconds"])
         d = fresh(f"cli-{r}")
         sig(d, "record", "--session", "agent:main:warm", "--kind", "compacted")
         db = d / "state" / "state" / "openclaw.sqlite"
@@ -164,61 +173,80 @@ def main():
                 f"VALUES ('{k}', 'main', 'human_direct_message', 'human', 'r{i}', {NOW}, 'human message via telegram'); "
                 f"INSERT INTO session_state_heads (session_key, agent_id, last_sequence, updated_at) VALUES ('{k}', 'main', last_insert_rowid(), {NOW}) "
                 f"ON CONFLICT (session_key, agent_id) DO UPDATE SET last_sequence = excluded.last_sequence, updated_at = excluded.updated_at; COMMIT;")
-        t = time.perf_counter()
-        run(["sqlite3", str(db)], input="\n".join(script).encode())
-        cli.append(a.events / (time.perf_counter() - t))
-    rows.append((f"record --stdin ({a.events:,} events, a transaction each)", f"{med(batch):,.0f} events/s",
-                 f"{med(peer_rec):,.0f} events/s" if peer_rec else "—", f"{med(cli):,.0f} events/s"))
+        cli.append(harness.measure(["sqlite3", db], stdin="\n".join(script).encode())[0])
+    rate = lambda secs: f"{a.events / med(secs):,.0f} events/s"
+    rows.append((f"record --stdin ({a.events:,} events, a transaction each)", rate(batch),
+                 rate(peer_rec) if peer_rec else "—", rate(cli)))
+    results.add("record --stdin (a transaction per event)", f"{a.events:,} events", a.events, "events",
+                harness.side("claw-signals record --stdin", med(batch), med(batch_rss)),
+                peer=harness.side("recordSessionStateEvent (2026.8.1)", med(peer_rec), scope="in-process") if peer_rec else None,
+                baseline=harness.side("sqlite3 INSERT + head upsert", med(cli)), rounds=a.rounds,
+                note=f"ours {rate(batch)}" + (f", peer {rate(peer_rec)}" if peer_rec else "") + f", sqlite3 {rate(cli)}")
 
-    # changes-since on 50,000 rows.
-    d, db = make_db("changes", 50000, 10)
+    # changes-since on databases of each size (the queried session holds a tenth of the rows).
     key = "agent:main:subagent:s3"
-    inproc = json.loads(sig(d, "bench-changes-since", key, "--iterations", "2000"))
-    whole = []
-    for _ in range(max(30, a.rounds * 10)):
-        t = time.perf_counter()
-        sig(d, "changes-since", key, "0", "--json")
-        whole.append((time.perf_counter() - t) * 1000)
-    peer_cs = "—"
-    if peer:
-        out = json.loads(run([str(NODE), str(peer_js), str(DIST), "changes", str(db), key, "2000"]).strip().splitlines()[-1])
-        peer_cs = f"p50 {out['p50Us']:.0f} µs, p99 {out['p99Us']:.0f} µs"
-    t = []
-    for _ in range(10):
-        t0 = time.perf_counter()
-        run(["sqlite3", str(db), f"SELECT * FROM session_state_events WHERE session_key = '{key}' AND agent_id = 'main' AND sequence > 0 ORDER BY sequence LIMIT 201;"])
-        t.append((time.perf_counter() - t0) * 1000)
-    rows.append(("changes-since, 50,000 rows, in process", f"p50 {inproc['p50Us']:.0f} µs, p99 {inproc['p99Us']:.0f} µs", peer_cs, ""))
-    rows.append(("changes-since, 50,000 rows, whole command", f"{med(whole):.1f} ms", "", f"{med(t):.1f} ms (sqlite3 SELECT)"))
-
-    # Prune of 50,000 rows (row cap).
-    ours, theirs, base = [], [], []
-    src_dir, src_db = make_db("prune-src", 100000, 100)
-    for r in range(a.rounds):
-        d = fresh(f"prune-{r}")
-        shutil.copytree(src_dir / "state", d / "state")
-        t = time.perf_counter()
-        out = json.loads(sig(d, "prune", "--json", now=NOW + 1000))
-        ours.append(time.perf_counter() - t)
-        assert out["eventsByRowCap"] == 50001 and out["remaining"] == 50000, out
+    for n in sizes:
+        d, db = make_db(f"changes-{n}", n, 10)
+        inproc = json.loads(sig(d, "bench-changes-since", key, "--iterations", "2000"))
+        env = {"HOME": str(d), "TMPDIR": str(d / "tmp"), "PATH": os.environ.get("PATH", ""), "TZ": "UTC"}
+        whole = [harness.measure([SIG, "--state-dir", d / "state", "--now", NOW, "changes-since", key, "0", "--json"], env=env)
+                 for _ in range(max(30, a.rounds * 10))]
+        peer_out = None
         if peer:
-            d = fresh(f"peer-prune-{r}")
+            peer_out = json.loads(run([str(NODE), str(peer_js), str(DIST), "changes", str(db), key, "2000"]).strip().splitlines()[-1])
+        base = [harness.measure(["sqlite3", db, f"SELECT * FROM session_state_events WHERE session_key = '{key}' AND agent_id = 'main' AND sequence > 0 ORDER BY sequence LIMIT 201;"])[0]
+                for _ in range(10)]
+        label = f"{n:,} rows"
+        rows.append((f"changes-since, {label}, in process", f"p50 {inproc['p50Us']:.0f} µs, p99 {inproc['p99Us']:.0f} µs",
+                     f"p50 {peer_out['p50Us']:.0f} µs, p99 {peer_out['p99Us']:.0f} µs" if peer_out else "—", ""))
+        rows.append((f"changes-since, {label}, whole command", f"{med([w[0] for w in whole]) * 1000:.1f} ms", "",
+                     f"{med(base) * 1000:.1f} ms (sqlite3 SELECT)"))
+        results.add("changes-since, in process (p50)", label, n, "rows", harness.side("claw-signals (hidden bench-changes-since)", inproc["p50Us"] / 1e6),
+                    peer=harness.side("listSessionStateEventsSince + getSessionStateVersion", peer_out["p50Us"] / 1e6, scope="in-process") if peer_out else None,
+                    rounds=2000, note=f"p99 ours {inproc['p99Us']:.0f} µs" + (f", peer {peer_out['p99Us']:.0f} µs" if peer_out else ""))
+        results.add("changes-since --json (whole command)", label, n, "rows",
+                    harness.side("claw-signals changes-since", med([w[0] for w in whole]), med([w[1] for w in whole])),
+                    baseline=harness.side("sqlite3 SELECT", med(base)), rounds=len(whole))
+        if not a.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+    # Prune to the row cap (50,000): from 100,000 rows, and from each larger size.
+    for n in sorted({100000} | {x for x in sizes if x > 100000}):
+        ours, ours_rss, theirs, base = [], [], [], []
+        src_dir, src_db = make_db(f"prune-src-{n}", n, 100)
+        rounds = 1 if n >= 1_000_000 else a.rounds
+        for r in range(rounds):
+            d = fresh(f"prune-{r}")
             shutil.copytree(src_dir / "state", d / "state")
-            out = run([str(NODE), str(peer_js), str(DIST), "prune", str(d / "state" / "state" / "openclaw.sqlite"), str(NOW + 1000)])
-            theirs.append(json.loads(out.strip().splitlines()[-1])["seconds"])
-        d = fresh(f"cli-prune-{r}")
-        shutil.copytree(src_dir / "state", d / "state")
-        t = time.perf_counter()
-        run(["sqlite3", str(d / "state" / "state" / "openclaw.sqlite"),
-             "DELETE FROM session_state_events WHERE sequence <= (SELECT sequence FROM session_state_events ORDER BY sequence DESC LIMIT 1 OFFSET 50000);"])
-        base.append(time.perf_counter() - t)
-    rows.append(("prune 50,000 of 100,000 rows (whole command)", f"{med(ours) * 1000:.0f} ms",
-                 f"{med(theirs) * 1000:.0f} ms (in process)" if theirs else "—", f"{med(base) * 1000:.0f} ms (sqlite3 DELETE)"))
+            env = {"HOME": str(d), "TMPDIR": str(d / "tmp"), "PATH": os.environ.get("PATH", ""), "TZ": "UTC"}
+            (d / "tmp").mkdir(exist_ok=True)
+            secs, rss = harness.measure([SIG, "--state-dir", d / "state", "--now", NOW + 1000, "prune", "--json"], env=env)
+            ours.append(secs)
+            ours_rss.append(rss)
+            out = json.loads(sig(d, "prune", "--json", now=NOW + 1000))
+            assert out["remaining"] == 50000, out
+            if peer:
+                d = fresh(f"peer-prune-{r}")
+                shutil.copytree(src_dir / "state", d / "state")
+                out = run([str(NODE), str(peer_js), str(DIST), "prune", str(d / "state" / "state" / "openclaw.sqlite"), str(NOW + 1000)])
+                theirs.append(json.loads(out.strip().splitlines()[-1])["seconds"])
+            d = fresh(f"cli-prune-{r}")
+            shutil.copytree(src_dir / "state", d / "state")
+            base.append(harness.measure(["sqlite3", d / "state" / "state" / "openclaw.sqlite",
+                                         "DELETE FROM session_state_events WHERE sequence <= (SELECT sequence FROM session_state_events ORDER BY sequence DESC LIMIT 1 OFFSET 50000);"])[0])
+        label = f"{n:,} rows → 50,000"
+        rows.append((f"prune {label} (whole command)", f"{med(ours) * 1000:.0f} ms",
+                     f"{med(theirs) * 1000:.0f} ms (in process)" if theirs else "—", f"{med(base) * 1000:.0f} ms (sqlite3 DELETE)"))
+        results.add("prune to the row cap", label, n, "rows", harness.side("claw-signals prune", med(ours), med(ours_rss)),
+                    peer=harness.side("sweepSessionStateWatchNotices (2026.8.1)", med(theirs), scope="in-process") if theirs else None,
+                    baseline=harness.side("sqlite3 DELETE", med(base)), rounds=rounds)
+        shutil.rmtree(src_dir, ignore_errors=True)
 
     print("| operation | claw-signals | openclaw@2026.8.1 module | sqlite3 baseline |")
     print("| --- | --- | --- | --- |")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    results.write()
     if not a.keep:
         shutil.rmtree(OUT, ignore_errors=True)
 
