@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
+use super::index::Field;
 use super::plan::{active_path, has_messages_before_kept_tail};
 use super::scan::Scanned;
 use crate::exit::{self, ExitCode};
@@ -91,9 +92,8 @@ pub fn append_in_memory(
     m.insert(
         "parentId".into(),
         scan.index
-            .append_parent_id
-            .clone()
-            .map_or(Value::Null, Value::String),
+            .append_parent_id()
+            .map_or(Value::Null, |p| Value::String(p.to_string())),
     );
     m.insert("timestamp".into(), json!(crate::clock::iso_ms(now_ms)));
     m.insert("summary".into(), json!(f.summary));
@@ -116,11 +116,12 @@ pub fn append_in_memory(
     if harden
         && !f.summary.trim().is_empty()
         && f.first_kept_entry_id != id
-        && scan.index.leaf_id.as_deref() == Some(id.as_str())
+        && scan.index.leaf_id() == Some(id.as_str())
         && has_messages_before_kept_tail(&active_path(scan))
     {
         appended.entry["firstKeptEntryId"] = json!(id);
-        scan.index.rows[row]["firstKeptEntryId"] = json!(id);
+        let sym = scan.index.syms.intern(&id);
+        scan.index.set_first_kept(row, Field::Str(sym));
         if let Some(a) = scan.added.iter_mut().find(|(i, _)| *i == row) {
             a.1["firstKeptEntryId"] = json!(id);
         }

@@ -10,6 +10,8 @@
 pub mod bookkeeping;
 pub mod entry;
 pub mod extractive;
+pub mod index;
+mod lean;
 pub mod ops;
 pub mod plan;
 pub mod prompt;

@@ -14,10 +14,11 @@ use thiserror::Error;
 use super::bookkeeping::{self, Checkpoint, CompactionRecord};
 use super::entry::{self, EntryError, EntryFields};
 use super::extractive::Extractor;
+use super::index::Kind;
 use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
 use super::prompt::{self, PromptError};
 use super::rotate::{self, RotateError};
-use super::scan::{self, ScanError, Scanned};
+use super::scan::{self, Role, ScanError, Scanned};
 use super::settings::{self, Overrides, Settings};
 use super::summarizer::{self, Call, SummarizerError};
 use super::truncate::{self, TruncateError};
@@ -165,19 +166,21 @@ pub fn live_gateway_rule(
 
 fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool {
     let role = |it: &ContextItem| match it {
-        ContextItem::Entry(i) => scan.facts[path[*i].row].role.as_deref(),
-        ContextItem::Summary(_) => Some("compactionSummary"),
+        ContextItem::Entry(i) => scan.facts[path[*i].row].role,
+        ContextItem::Summary(_) => Role::CompactionSummary,
     };
     let meaningful = |it: &ContextItem| match it {
-        ContextItem::Entry(i) => scan.facts[path[*i].row].meaningful,
+        ContextItem::Entry(i) => scan.facts[path[*i].row].meaningful(),
         ContextItem::Summary(_) => false,
     };
     items.iter().enumerate().any(|(k, it)| match role(it) {
-        Some("user" | "assistant" | "custom" | "bashExecution" | "branchSummary") => meaningful(it),
-        Some("toolResult") => items[k.saturating_sub(20)..k].iter().rev().any(|c| {
+        Role::User | Role::Assistant | Role::Custom | Role::BashExecution | Role::BranchSummary => {
+            meaningful(it)
+        }
+        Role::ToolResult => items[k.saturating_sub(20)..k].iter().rev().any(|c| {
             matches!(
                 role(c),
-                Some("user" | "custom" | "bashExecution" | "branchSummary")
+                Role::User | Role::Custom | Role::BashExecution | Role::BranchSummary
             ) && meaningful(c)
         }),
         _ => false,
@@ -193,11 +196,16 @@ pub struct CheckReport {
     pub due: bool,
 }
 
-fn latest_compaction_ts(scan: &Scanned, path: &[PathEntry]) -> Option<i64> {
-    path.iter()
-        .rev()
-        .find(|e| e.entry.get("type").and_then(Value::as_str) == Some("compaction"))
-        .and_then(|e| scan.facts[e.row].entry_ts)
+/// The timestamp (epoch ms) of the last compaction on the path, read back.
+fn latest_compaction_ts(scan: &Scanned, path: &[PathEntry]) -> Result<Option<i64>, CompactError> {
+    let Some(e) = path.iter().rev().find(|e| e.kind == Kind::Compaction) else {
+        return Ok(None);
+    };
+    let row = scan.read_row(e.row)?;
+    Ok(row
+        .get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(crate::transcript::entry::parse_date_ms))
 }
 
 /// `check`: the threshold of §4.1–4.2 for one session.
@@ -212,8 +220,12 @@ pub fn check(
     let items = plan::context_items(&scan, &path)?;
     let mut est = plan::estimate(&scan, &path, &items);
     let mut usage_stale = false;
-    if let (Some(ui), Some(cts)) = (est.usage_entry, latest_compaction_ts(&scan, &path)) {
-        let mts = scan.facts[path[ui].row].message_ts;
+    let latest = match est.usage_entry {
+        Some(_) => latest_compaction_ts(&scan, &path)?,
+        None => None,
+    };
+    if let (Some(ui), Some(cts)) = (est.usage_entry, latest) {
+        let mts = scan.facts[path[ui].row].message_ts();
         if mts.is_none_or(|t| t <= cts as f64) {
             usage_stale = true;
             let t = plan::estimate_sum(&scan, &path, &items);
@@ -225,12 +237,7 @@ pub fn check(
             };
         }
     }
-    let nothing = path.is_empty()
-        || path
-            .last()
-            .and_then(|e| e.entry.get("type"))
-            .and_then(Value::as_str)
-            == Some("compaction");
+    let nothing = path.is_empty() || path.last().is_some_and(|e| e.kind == Kind::Compaction);
     let over = st.should_compact(est.tokens);
     let bytes_due = st
         .max_active_transcript_bytes
@@ -290,7 +297,7 @@ pub fn plan_json(
     let mut doc = Map::new();
     doc.insert("key".into(), json!(s.key));
     doc.insert("path".into(), json!(s.path.to_string_lossy()));
-    doc.insert("leafId".into(), json!(scan.index.leaf_id));
+    doc.insert("leafId".into(), json!(scan.index.leaf_id()));
     doc.insert("keepRecentTokens".into(), json!(st.keep_recent_tokens));
     doc.insert("reserveTokens".into(), json!(st.reserve_tokens));
     let Some(p) = prep else {
@@ -353,10 +360,7 @@ pub fn plan_json(
 }
 
 fn previous_row(scan: &Scanned, path: &[PathEntry]) -> Result<Option<Value>, CompactError> {
-    match path
-        .iter()
-        .rposition(|e| e.entry.get("type").and_then(Value::as_str) == Some("compaction"))
-    {
+    match path.iter().rposition(|e| e.kind == Kind::Compaction) {
         Some(i) => Ok(Some(scan.read_row(path[i].row)?)),
         None => Ok(None),
     }
@@ -445,12 +449,7 @@ fn summarize(
             // extractive summary covers it too, so nothing leaves the context unsummarised.
             let tail: Vec<usize> = if will_harden {
                 (p.cut.first_kept_index..path.len())
-                    .filter(|&i| {
-                        matches!(
-                            path[i].entry.get("type").and_then(Value::as_str),
-                            Some("message" | "custom_message" | "branch_summary")
-                        )
-                    })
+                    .filter(|&i| plan::converts(&path[i]))
                     .collect()
             } else {
                 Vec::new()
@@ -525,12 +524,7 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     if path.is_empty() {
         return Ok(not_compacted("Nothing to compact (session too small)"));
     }
-    if path
-        .last()
-        .and_then(|e| e.entry.get("type"))
-        .and_then(Value::as_str)
-        == Some("compaction")
-    {
+    if path.last().is_some_and(|e| e.kind == Kind::Compaction) {
         return Ok(not_compacted("Already compacted"));
     }
     if !items_real(&scan, &path, &items) {
@@ -545,13 +539,15 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     let will_harden =
         harden && (!p.messages_to_summarize.is_empty() || !p.turn_prefix_messages.is_empty());
     let summary = summarize(&scan, &path, &p, previous.as_ref(), &st, o, will_harden)?;
+    // The pre-compaction path is not needed any more (a million rows' worth at 1 GB).
+    drop((path, items));
     let pre_session = scan
         .header
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let pre_leaf = scan.index.leaf_id.clone().unwrap_or_default();
+    let pre_leaf = scan.index.leaf_id().unwrap_or_default().to_string();
     let pre_entry = scan.last_entry_id();
     let (bytes, ends_nl) = (scan.bytes, scan.ends_with_newline);
     let fields = EntryFields {
@@ -567,8 +563,9 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     let after = plan::estimate_sum(&scan, &post_path, &post_items);
     let tokens_after =
         (full_before == 0 || (after as f64) <= full_before as f64 * 1.1).then_some(after);
+    drop(post_items);
     let successor = if o.rotate {
-        Some(rotate::build(&scan, ctx.now_ms, ctx.env.cwd())?)
+        Some(rotate::build(&scan, &post_path, ctx.now_ms, ctx.env.cwd())?)
     } else {
         None
     };

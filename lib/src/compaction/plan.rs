@@ -5,7 +5,8 @@
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use super::scan::{FileOp, Scanned};
+use super::index::{Kind, Sym};
+use super::scan::{FileOp, Role, Scanned};
 use crate::exit::{self, ExitCode};
 use crate::transcript::entry::{js_trim, parse_date_ms, type_of};
 
@@ -38,38 +39,43 @@ impl ExitCode for PlanError {
     }
 }
 
-/// One entry of the active path, as SessionManager's `getBranch` returns it.
-#[derive(Debug, Clone)]
+/// One entry of the active path, as SessionManager's `getBranch` returns it (what
+/// compaction reads of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathEntry {
     /// Row index in [`Scanned::index`].
     pub row: usize,
-    /// The slim entry with its normalised parent.
-    pub entry: Value,
-}
-
-impl PathEntry {
-    fn kind(&self) -> Option<&str> {
-        type_of(&self.entry)
-    }
-    fn id(&self) -> Option<&str> {
-        self.entry.get("id").and_then(Value::as_str)
-    }
+    /// The entry's type.
+    pub kind: Kind,
+    /// The entry's id (entries on a path always have a non-empty string id).
+    pub id: Sym,
+    /// The normalised `firstKeptEntryId`, when it is a string.
+    pub first_kept: Option<Sym>,
 }
 
 /// The active branch (root to leaf) of a scanned transcript.
 pub fn active_path(scan: &Scanned) -> Vec<PathEntry> {
-    scan.index
-        .branch_rows(None)
+    let ix = &scan.index;
+    ix.branch_rows()
         .into_iter()
-        .map(|row| PathEntry {
-            row,
-            entry: scan.index.normalized(row),
+        .map(|row| {
+            let r = ix.row(row);
+            PathEntry {
+                row,
+                kind: r.kind,
+                id: r.id.str().unwrap_or_default(),
+                first_kept: if r.kind == Kind::Compaction {
+                    ix.normal_first_kept(row)
+                } else {
+                    r.first_kept.str()
+                },
+            }
         })
         .collect()
 }
 
-fn role<'a>(scan: &'a Scanned, e: &PathEntry) -> Option<&'a str> {
-    scan.facts[e.row].role.as_deref()
+fn role(scan: &Scanned, e: &PathEntry) -> Role {
+    scan.facts[e.row].role
 }
 
 /// One message of a rebuilt context, by where it comes from.
@@ -84,8 +90,8 @@ pub enum ContextItem {
 fn bad_ts(scan: &Scanned, path: &[PathEntry], i: usize, what: &'static str) -> PlanError {
     PlanError::BadTimestamp {
         path: scan.path.clone(),
-        line: scan.locs[path[i].row].map_or(0, |l| l.line),
-        id: path[i].id().unwrap_or("").to_string(),
+        line: scan.loc(path[i].row).map_or(0, |l| l.line),
+        id: scan.index.str(path[i].id).to_string(),
         what,
     }
 }
@@ -96,16 +102,16 @@ pub fn context_items(scan: &Scanned, path: &[PathEntry]) -> Result<Vec<ContextIt
     let push = |out: &mut Vec<ContextItem>, i: usize| -> Result<(), PlanError> {
         let e = &path[i];
         let f = &scan.facts[e.row];
-        match e.kind() {
-            Some("message") => out.push(ContextItem::Entry(i)),
-            Some("custom_message") => {
-                if f.bad_timestamp {
+        match e.kind {
+            Kind::Message => out.push(ContextItem::Entry(i)),
+            Kind::CustomMessage => {
+                if f.bad_timestamp() {
                     return Err(bad_ts(scan, path, i, "custom message timestamp"));
                 }
                 out.push(ContextItem::Entry(i))
             }
-            Some("branch_summary") if f.role.is_some() => {
-                if f.bad_timestamp {
+            Kind::BranchSummary if f.role.is_some() => {
+                if f.bad_timestamp() {
                     return Err(bad_ts(scan, path, i, "branch summary timestamp"));
                 }
                 out.push(ContextItem::Entry(i))
@@ -114,7 +120,7 @@ pub fn context_items(scan: &Scanned, path: &[PathEntry]) -> Result<Vec<ContextIt
         }
         Ok(())
     };
-    let last = path.iter().rposition(|e| e.kind() == Some("compaction"));
+    let last = path.iter().rposition(|e| e.kind == Kind::Compaction);
     match last {
         None => {
             for i in 0..path.len() {
@@ -122,19 +128,19 @@ pub fn context_items(scan: &Scanned, path: &[PathEntry]) -> Result<Vec<ContextIt
             }
         }
         Some(ci) => {
-            if scan.facts[path[ci].row].bad_timestamp {
+            if scan.facts[path[ci].row].bad_timestamp() {
                 return Err(bad_ts(scan, path, ci, "compaction summary timestamp"));
             }
             out.push(ContextItem::Summary(ci));
-            let cid = path[ci].entry.get("id");
+            let cid = path[ci].id;
             let idx = path
                 .iter()
-                .position(|e| e.kind() == Some("compaction") && e.entry.get("id") == cid)
+                .position(|e| e.kind == Kind::Compaction && e.id == cid)
                 .unwrap_or(ci);
-            let first_kept = path[ci].entry.get("firstKeptEntryId");
+            let first_kept = path[ci].first_kept;
             let mut found = false;
-            for i in 0..idx {
-                if first_kept.is_some() && path[i].entry.get("id") == first_kept {
+            for (i, e) in path.iter().enumerate().take(idx) {
+                if first_kept == Some(e.id) {
                     found = true;
                 }
                 if found {
@@ -170,8 +176,8 @@ pub fn estimate(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> Es
     let found = items.iter().enumerate().rev().find_map(|(k, it)| match it {
         ContextItem::Entry(i) => {
             let f = &scan.facts[path[*i].row];
-            (f.role.as_deref() == Some("assistant"))
-                .then_some(f.usage_tokens)
+            (f.role == Role::Assistant)
+                .then_some(f.usage_tokens())
                 .flatten()
                 .map(|u| (k, *i, u))
         }
@@ -221,19 +227,17 @@ pub struct CutPoint {
 }
 
 fn is_cut_point(scan: &Scanned, e: &PathEntry) -> bool {
-    match e.kind() {
-        Some("message") => matches!(
+    match e.kind {
+        Kind::Message => matches!(
             role(scan, e),
-            Some(
-                "bashExecution"
-                    | "custom"
-                    | "branchSummary"
-                    | "compactionSummary"
-                    | "user"
-                    | "assistant"
-            )
+            Role::BashExecution
+                | Role::Custom
+                | Role::BranchSummary
+                | Role::CompactionSummary
+                | Role::User
+                | Role::Assistant
         ),
-        Some("branch_summary" | "custom_message") => true,
+        Kind::BranchSummary | Kind::CustomMessage => true,
         _ => false,
     }
 }
@@ -259,7 +263,7 @@ pub fn find_cut_point(
     let mut acc = 0u64;
     let mut cut = cuts[0];
     for i in (start..end).rev() {
-        if path[i].kind() != Some("message") {
+        if path[i].kind != Kind::Message {
             continue;
         }
         acc += scan.facts[path[i].row].tokens;
@@ -273,21 +277,21 @@ pub fn find_cut_point(
         }
     }
     while cut > start {
-        let prev = path[cut - 1].kind();
-        if prev == Some("compaction") || prev == Some("message") {
+        let prev = path[cut - 1].kind;
+        if prev == Kind::Compaction || prev == Kind::Message {
             break;
         }
         cut -= 1;
     }
-    let is_user = path[cut].kind() == Some("message") && role(scan, &path[cut]) == Some("user");
+    let is_user = path[cut].kind == Kind::Message && role(scan, &path[cut]) == Role::User;
     let turn_start = if is_user {
         None
     } else {
         (start..=cut).rev().find(|&i| {
             let e = &path[i];
-            match e.kind() {
-                Some("branch_summary" | "custom_message") => true,
-                Some("message") => matches!(role(scan, e), Some("user" | "bashExecution")),
+            match e.kind {
+                Kind::BranchSummary | Kind::CustomMessage => true,
+                Kind::Message => matches!(role(scan, e), Role::User | Role::BashExecution),
                 _ => false,
             }
         })
@@ -322,10 +326,11 @@ pub struct Preparation {
     pub modified_files: Vec<String>,
 }
 
-fn converts(e: &PathEntry) -> bool {
+/// Whether the entry converts to an agent message (message, custom message, branch summary).
+pub fn converts(e: &PathEntry) -> bool {
     matches!(
-        e.kind(),
-        Some("message" | "custom_message" | "branch_summary")
+        e.kind,
+        Kind::Message | Kind::CustomMessage | Kind::BranchSummary
     )
 }
 
@@ -338,24 +343,21 @@ pub fn prepare(
     keep_recent_tokens: u64,
     previous: Option<&Value>,
 ) -> Result<Option<Preparation>, PlanError> {
-    if path.is_empty() || path[path.len() - 1].kind() == Some("compaction") {
+    if path.is_empty() || path[path.len() - 1].kind == Kind::Compaction {
         return Ok(None);
     }
-    let prev = path.iter().rposition(|e| e.kind() == Some("compaction"));
+    let prev = path.iter().rposition(|e| e.kind == Kind::Compaction);
     let boundary_start = match prev {
         None => 0,
         Some(pi) => {
-            let fk = path[pi].entry.get("firstKeptEntryId");
-            path.iter()
-                .position(|e| e.entry.get("id") == fk && fk.is_some())
-                .unwrap_or(pi + 1)
+            let fk = path[pi].first_kept;
+            path.iter().position(|e| Some(e.id) == fk).unwrap_or(pi + 1)
         }
     };
     let items = context_items(scan, path)?;
     let tokens_before = estimate(scan, path, &items).tokens;
     let cut = find_cut_point(scan, path, boundary_start, path.len(), keep_recent_tokens);
-    let Some(first_kept) = path[cut.first_kept_index]
-        .id()
+    let Some(first_kept) = Some(scan.index.str(path[cut.first_kept_index].id))
         .filter(|s| !s.is_empty())
         .map(String::from)
     else {
@@ -414,10 +416,10 @@ pub fn prepare(
         .chain(turn_prefix_messages.iter())
     {
         let e = &path[i];
-        if e.kind() != Some("message") {
+        if e.kind != Kind::Message {
             continue;
         }
-        for (op, p) in &scan.facts[e.row].file_ops {
+        for (op, p) in scan.file_ops(e.row) {
             match op {
                 FileOp::Read => add(&mut read, p),
                 FileOp::Write => add(&mut written, p),
@@ -495,25 +497,19 @@ pub fn has_messages_before_kept_tail(path: &[PathEntry]) -> bool {
     let Some(ci) = path.len().checked_sub(1) else {
         return false;
     };
-    let c = &path[ci].entry;
-    let fk = c.get("firstKeptEntryId");
-    let first_kept = path
-        .iter()
-        .position(|e| fk.is_some() && e.entry.get("id") == fk);
+    let fk = path[ci].first_kept;
+    let first_kept = path.iter().position(|e| Some(e.id) == fk);
     let Some(fi) = first_kept else { return false };
     if ci == 0 || fi >= ci {
         return false;
     }
     let mut start = 0;
     for i in (0..ci).rev() {
-        if path[i].kind() != Some("compaction") {
+        if path[i].kind != Kind::Compaction {
             continue;
         }
-        let pk = path[i].entry.get("firstKeptEntryId");
-        start = path
-            .iter()
-            .position(|e| pk.is_some() && e.entry.get("id") == pk)
-            .unwrap_or(i + 1);
+        let pk = path[i].first_kept;
+        start = path.iter().position(|e| Some(e.id) == pk).unwrap_or(i + 1);
         break;
     }
     start < fi && path[start..fi].iter().any(converts)

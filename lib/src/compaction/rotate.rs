@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use super::plan::{active_path, PathEntry};
-use super::scan::{ScanError, Scanned};
+use super::index::{Kind, Sym};
+#[cfg(doc)]
+use super::plan::active_path;
+use super::plan::PathEntry;
+use super::scan::{self, Role, ScanError, Scanned};
 use crate::exit::{self, ExitCode};
-use crate::transcript::entry::type_of;
 
 /// A successor that could not be built or written.
 #[derive(Debug, Error)]
@@ -49,8 +51,10 @@ pub struct Successor {
     pub path: PathBuf,
     /// The header.
     pub header: Value,
-    /// The entries, in file order.
-    pub entries: Vec<Value>,
+    /// The entries, in file order, one JSON line each (newline-terminated).
+    pub body: Vec<u8>,
+    /// How many entries `body` holds.
+    pub entries_written: usize,
     /// The compaction's id.
     pub compaction_entry_id: String,
     /// The last entry's id (the active leaf).
@@ -60,14 +64,12 @@ pub struct Successor {
 impl Successor {
     /// The file content: header and entries, one JSON line each.
     pub fn bytes(&self) -> Vec<u8> {
-        let mut out = String::new();
-        out.push_str(&crate::jsjson::to_string_compact(&self.header));
-        out.push('\n');
-        for e in &self.entries {
-            out.push_str(&crate::jsjson::to_string_compact(e));
-            out.push('\n');
-        }
-        out.into_bytes()
+        let header = crate::jsjson::to_string_compact(&self.header);
+        let mut out = Vec::with_capacity(header.len() + 1 + self.body.len());
+        out.extend_from_slice(header.as_bytes());
+        out.push(b'\n');
+        out.extend_from_slice(&self.body);
+        out
     }
 
     /// The peer's rotation result object.
@@ -78,7 +80,7 @@ impl Successor {
             "sessionFile": self.path.to_string_lossy(),
             "compactionEntryId": self.compaction_entry_id,
             "leafId": self.leaf_id,
-            "entriesWritten": self.entries.len(),
+            "entriesWritten": self.entries_written,
         })
     }
 
@@ -87,14 +89,6 @@ impl Successor {
         crate::atomic_file::replace_file(&self.path, &self.bytes(), 0o600)?;
         Ok(())
     }
-}
-
-fn id_of(v: &Value) -> Option<&str> {
-    v.get("id").and_then(Value::as_str)
-}
-
-fn parent_of(v: &Value) -> Option<&str> {
-    v.get("parentId").and_then(Value::as_str)
 }
 
 /// `stripThinkingSignaturesFromMessage` on a message object.
@@ -145,235 +139,294 @@ pub fn successor_path(old: &Path, timestamp: &str, session_id: &str) -> PathBuf 
         .join(format!("{stamp}_{session_id}.jsonl"))
 }
 
-fn duplicate_user_ids(scan: &Scanned, entries: &[&PathEntry]) -> HashSet<String> {
+/// A set of symbols (ids), as a bit set over the symbol table.
+struct SymSet(Vec<u64>);
+
+impl SymSet {
+    fn new(n: usize) -> SymSet {
+        SymSet(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, s: Sym) -> bool {
+        let (w, b) = (s as usize / 64, 1u64 << (s % 64));
+        if w >= self.0.len() {
+            self.0.resize(w + 1, 0);
+        }
+        let fresh = self.0[w] & b == 0;
+        self.0[w] |= b;
+        fresh
+    }
+    fn contains(&self, s: Sym) -> bool {
+        self.0
+            .get(s as usize / 64)
+            .is_some_and(|w| w & (1u64 << (s % 64)) != 0)
+    }
+}
+
+/// A map from symbols to small integers (`u32::MAX` = absent).
+struct SymMap(Vec<u32>);
+
+impl SymMap {
+    fn new(n: usize) -> SymMap {
+        SymMap(vec![u32::MAX; n])
+    }
+    fn insert(&mut self, s: Sym, v: usize) {
+        if s as usize >= self.0.len() {
+            self.0.resize(s as usize + 1, u32::MAX);
+        }
+        self.0[s as usize] = v as u32;
+    }
+    fn get(&self, s: Sym) -> Option<usize> {
+        self.0
+            .get(s as usize)
+            .filter(|&&v| v != u32::MAX)
+            .map(|&v| v as usize)
+    }
+}
+
+fn duplicate_user_ids(
+    scan: &Scanned,
+    entries: &[&PathEntry],
+    sigs: &HashMap<usize, [u8; 16]>,
+    dups: &mut SymSet,
+) {
     let mut last: HashMap<[u8; 16], f64> = HashMap::new();
-    let mut dups = HashSet::new();
     for e in entries {
-        if type_of(&e.entry) != Some("message") {
+        if e.kind != Kind::Message {
             continue;
         }
-        let Some(id) = id_of(&e.entry) else { continue };
         let f = &scan.facts[e.row];
-        let (Some(sig), Some(ts)) = (f.dup_sig, f.message_ts) else {
+        let (Some(sig), Some(ts)) = (sigs.get(&e.row), f.message_ts()) else {
             continue;
         };
-        if let Some(prev) = last.insert(sig, ts) {
+        if let Some(prev) = last.insert(*sig, ts) {
             if ts - prev <= 60_000.0 {
-                dups.insert(id.to_string());
+                dups.insert(e.id);
             }
         }
     }
-    dups
 }
 
-/// Builds the successor of `scan` (whose active branch ends in the new compaction), with a
-/// fresh id, at `now_ms`; `cwd` is used when the old header has none.
-pub fn build(scan: &Scanned, now_ms: i64, cwd: &Path) -> Result<Successor, RotateError> {
-    let branch = active_path(scan);
+/// Builds the successor of `scan` (whose active branch, `branch` as [`active_path`]
+/// returns it, ends in the new compaction), with a fresh id, at `now_ms`; `cwd` is used
+/// when the old header has none.
+pub fn build(
+    scan: &Scanned,
+    branch: &[PathEntry],
+    now_ms: i64,
+    cwd: &Path,
+) -> Result<Successor, RotateError> {
+    let ix = &scan.index;
+    let nsyms = ix.syms.len();
     let ci = branch
         .iter()
-        .rposition(|e| type_of(&e.entry) == Some("compaction"))
+        .rposition(|e| e.kind == Kind::Compaction)
         .ok_or(RotateError::NoCompaction)?;
-    let compaction = &branch[ci].entry;
-    let cid = id_of(compaction).unwrap_or("").to_string();
-    let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
-    let mut summarized: HashSet<String> = HashSet::new();
-    let mut kept_pre: HashSet<String> = HashSet::new();
+    let cid = branch[ci].id;
+    let first_kept = branch[ci].first_kept;
+    let mut summarized = SymSet::new(nsyms);
+    let mut kept_pre = SymSet::new(nsyms);
     let mut found = false;
     for e in &branch[..ci] {
-        let id = id_of(&e.entry).unwrap_or("").to_string();
-        if first_kept.is_some_and(|fk| fk == id) {
+        if first_kept == Some(e.id) {
             found = true;
         }
         if found {
-            kept_pre.insert(id);
+            kept_pre.insert(e.id);
         } else {
-            summarized.insert(id);
+            summarized.insert(e.id);
         }
     }
-    let hardened = first_kept == Some(cid.as_str());
-    let role = |e: &PathEntry| scan.facts[e.row].role.as_deref();
-    let mut preserved: Option<(usize, String)> = None;
+    let hardened = first_kept == Some(cid);
+    let role = |e: &PathEntry| scan.facts[e.row].role;
+    let mut preserved: Option<(usize, Sym)> = None;
     if !hardened {
         for i in (0..ci).rev() {
             let e = &branch[i];
-            let id = id_of(&e.entry).unwrap_or("");
-            if summarized.contains(id)
-                && type_of(&e.entry) == Some("message")
-                && role(e) == Some("assistant")
-            {
-                preserved = Some((i, id.to_string()));
+            if summarized.contains(e.id) && e.kind == Kind::Message && role(e) == Role::Assistant {
+                preserved = Some((i, e.id));
                 break;
             }
         }
     }
     let first_kept_index: isize = first_kept
-        .and_then(|fk| branch.iter().position(|e| id_of(&e.entry) == Some(fk)))
+        .and_then(|fk| branch.iter().position(|e| e.id == fk))
         .map_or(-1, |i| i as isize);
-    let branch_index: HashMap<&str, usize> = branch
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| id_of(&e.entry).map(|id| (id, i)))
-        .collect();
-    let mut preserved_ids: HashSet<String> = HashSet::new();
-    if let Some((pi, pid)) = &preserved {
-        preserved_ids.insert(pid.clone());
-        let calls: HashSet<Option<&str>> = scan.facts[branch[*pi].row]
-            .tool_calls
-            .iter()
-            .map(|c| c.as_deref())
-            .collect();
-        let mut i = pi + 1;
-        while (i as isize) < first_kept_index {
-            let e = &branch[i];
-            if type_of(&e.entry) == Some("message") && role(e) == Some("toolResult") {
-                let tid = scan.facts[e.row].tool_result_id.as_deref();
-                if calls.contains(&tid) {
-                    preserved_ids.insert(id_of(&e.entry).unwrap_or("").to_string());
-                }
-            }
-            i += 1;
-        }
+    let mut branch_index = SymMap::new(nsyms);
+    for (i, e) in branch.iter().enumerate() {
+        branch_index.insert(e.id, i);
     }
-    let preserved_index: isize = preserved.as_ref().map_or(-1, |(i, _)| *i as isize);
+    let mut preserved_ids = SymSet::new(nsyms);
+    if let Some((pi, pid)) = preserved {
+        preserved_ids.insert(pid);
+        let calls: HashSet<Option<String>> = scan_tool_calls(scan, branch[pi].row)?;
+        let results: Vec<usize> = (pi + 1..first_kept_index.max(0) as usize)
+            .filter(|&i| branch[i].kind == Kind::Message && role(&branch[i]) == Role::ToolResult)
+            .collect();
+        let rows: Vec<usize> = results.iter().map(|&i| branch[i].row).collect();
+        scan.for_each_row(&rows, |k, v| {
+            if calls.contains(&scan::tool_result_id(&v)) {
+                preserved_ids.insert(branch[results[k]].id);
+            }
+        })?;
+    }
+    let preserved_index: isize = preserved.map_or(-1, |(i, _)| i as isize);
     let is_state = |e: &PathEntry| {
         matches!(
-            type_of(&e.entry),
-            Some("model_change" | "thinking_level_change" | "session_info")
+            e.kind,
+            Kind::ModelChange | Kind::ThinkingLevelChange | Kind::SessionInfo
         )
     };
-    let mut latest_state: HashMap<&str, &str> = HashMap::new();
+    let mut latest_state: HashMap<Kind, Sym> = HashMap::new();
     for e in &branch[..ci] {
         if is_state(e) {
-            latest_state.insert(
-                type_of(&e.entry).unwrap_or(""),
-                id_of(&e.entry).unwrap_or(""),
-            );
+            latest_state.insert(e.kind, e.id);
         }
     }
-    let latest_ids: HashSet<&str> = latest_state.values().copied().collect();
-    let stale: HashSet<&str> = branch[..ci]
-        .iter()
-        .filter(|e| is_state(e))
-        .filter_map(|e| id_of(&e.entry))
-        .filter(|id| !latest_ids.contains(id))
-        .collect();
+    let latest_ids: HashSet<Sym> = latest_state.values().copied().collect();
+    let mut stale = SymSet::new(nsyms);
+    for e in branch[..ci].iter().filter(|e| is_state(e)) {
+        if !latest_ids.contains(&e.id) {
+            stale.insert(e.id);
+        }
+    }
     let kept_pre_entries: Vec<&PathEntry> = branch[..ci]
         .iter()
-        .filter(|e| !summarized.contains(id_of(&e.entry).unwrap_or("")))
+        .filter(|e| !summarized.contains(e.id))
         .collect();
     let post: Vec<&PathEntry> = branch[ci + 1..].iter().collect();
-    let mut dups = duplicate_user_ids(scan, &kept_pre_entries);
-    dups.extend(duplicate_user_ids(scan, &post));
+    // Duplicate-user signatures, read back for the user messages that could be dropped.
+    let mut sigs: HashMap<usize, [u8; 16]> = HashMap::new();
+    let users: Vec<usize> = kept_pre_entries
+        .iter()
+        .chain(post.iter())
+        .filter(|e| {
+            e.kind == Kind::Message
+                && role(e) == Role::User
+                && scan.facts[e.row].message_ts().is_some()
+        })
+        .map(|e| e.row)
+        .collect();
+    scan.for_each_row(&users, |k, v| {
+        if let Some(sig) = scan::dup_signature_of(&v) {
+            sigs.insert(users[k], sig);
+        }
+    })?;
+    let mut dups = SymSet::new(nsyms);
+    duplicate_user_ids(scan, &kept_pre_entries, &sigs, &mut dups);
+    duplicate_user_ids(scan, &post, &sigs, &mut dups);
 
-    let all: Vec<(usize, Value)> = scan.index.entries();
-    let mut removed: HashSet<String> = HashSet::new();
-    for (_, e) in &all {
-        let Some(id) = id_of(e) else { continue };
-        let bi = branch_index.get(id).map_or(-1, |i| *i as isize);
+    // getEntries(): (row, id, kind, normalised parent).
+    struct Ent {
+        row: usize,
+        id: Sym,
+        kind: Kind,
+        parent: Option<Sym>,
+    }
+    let all: Vec<Ent> = ix
+        .entry_rows()
+        .map(|row| Ent {
+            row,
+            id: ix.id_at(row).unwrap_or_default(),
+            kind: ix.kind(row),
+            parent: ix.normal_parent(row),
+        })
+        .collect();
+    let mut removed = SymSet::new(nsyms);
+    for e in &all {
+        let bi = branch_index.get(e.id).map_or(-1, |i| i as isize);
         let marker = bi > preserved_index
             && bi < first_kept_index
-            && matches!(type_of(e), Some("custom_message" | "branch_summary"));
-        let is_summarized = summarized.contains(id);
-        if (is_summarized && type_of(e) == Some("message") && !preserved_ids.contains(id))
+            && matches!(e.kind, Kind::CustomMessage | Kind::BranchSummary);
+        let is_summarized = summarized.contains(e.id);
+        if (is_summarized && e.kind == Kind::Message && !preserved_ids.contains(e.id))
             || (is_summarized && marker)
-            || stale.contains(id)
-            || dups.contains(id)
+            || stale.contains(e.id)
+            || dups.contains(e.id)
         {
-            removed.insert(id.to_string());
+            removed.insert(e.id);
         }
     }
-    for id in &preserved_ids {
-        kept_pre.insert(id.clone());
-    }
-    for (_, e) in &all {
-        if type_of(e) == Some("label") {
-            if let Some(t) = e.get("targetId").and_then(Value::as_str) {
+    for e in &all {
+        if e.kind == Kind::Label {
+            if let Some(t) = ix.row(e.row).target.str() {
                 if removed.contains(t) {
-                    if let Some(id) = id_of(e) {
-                        removed.insert(id.to_string());
-                    }
+                    removed.insert(e.id);
                 }
             }
         }
     }
-    let mut by_id: HashMap<&str, &Value> = HashMap::new();
-    let mut original_index: HashMap<&str, usize> = HashMap::new();
-    for (k, (_, e)) in all.iter().enumerate() {
-        if let Some(id) = id_of(e) {
-            by_id.insert(id, e);
-            original_index.insert(id, k);
-        }
+    // By id, the last entry wins (as a Map would keep it).
+    let mut by_id = SymMap::new(nsyms);
+    for (k, e) in all.iter().enumerate() {
+        by_id.insert(e.id, k);
     }
-    let active: HashSet<&str> = branch.iter().filter_map(|e| id_of(&e.entry)).collect();
-    // Kept entries: (row, normalised slim, final parent, strip?, new firstKept).
-    struct Kept<'a> {
-        row: usize,
-        slim: &'a Value,
-        parent: Option<String>,
+    let mut active = SymSet::new(nsyms);
+    for e in branch {
+        active.insert(e.id);
+    }
+    // Kept entries: (entry, final parent, strip?, new firstKept).
+    struct Kept {
+        at: usize,
+        parent: Option<Sym>,
         strip: bool,
-        first_kept: Option<String>,
+        first_kept: Option<Sym>,
     }
-    let mut kept: Vec<Kept<'_>> = Vec::new();
-    for (row, e) in &all {
-        let id = id_of(e).unwrap_or("");
-        if removed.contains(id) {
+    let mut kept: Vec<Kept> = Vec::new();
+    for (at, e) in all.iter().enumerate() {
+        if removed.contains(e.id) {
             continue;
         }
-        let mut parent = parent_of(e).map(String::from);
+        let mut parent = e.parent;
         let mut guard = 0usize;
-        while let Some(p) = parent.clone().filter(|p| removed.contains(p)) {
-            parent = by_id
-                .get(p.as_str())
-                .and_then(|x| parent_of(x))
-                .map(String::from);
+        while let Some(p) = parent.filter(|&p| removed.contains(p)) {
+            parent = by_id.get(p).and_then(|k| all[k].parent);
             guard += 1;
             if guard > all.len() {
                 parent = None;
                 break;
             }
         }
-        let strip = type_of(e) == Some("message") && kept_pre.contains(id);
-        let first_kept = (type_of(e) == Some("compaction")
-            && id == cid
-            && e.get("firstKeptEntryId").and_then(Value::as_str) != Some(id))
-        .then(|| preserved.as_ref().map(|(_, p)| p.clone()))
+        let strip =
+            e.kind == Kind::Message && (kept_pre.contains(e.id) || preserved_ids.contains(e.id));
+        let first_kept = (e.kind == Kind::Compaction
+            && e.id == cid
+            && ix.normal_first_kept(e.row) != Some(e.id))
+        .then(|| preserved.map(|(_, p)| p))
         .flatten();
         kept.push(Kept {
-            row: *row,
-            slim: e,
+            at,
             parent,
             strip,
             first_kept,
         });
     }
     // orderSuccessorEntries: depth-first from the roots, off-branch children first.
-    let ids: HashSet<&str> = kept.iter().filter_map(|k| id_of(k.slim)).collect();
+    let mut ids = SymSet::new(nsyms);
+    for k in &kept {
+        ids.insert(all[k.at].id);
+    }
     for k in kept.iter_mut() {
-        if k.parent.as_deref().is_some_and(|p| !ids.contains(p)) {
+        if k.parent.is_some_and(|p| !ids.contains(p)) {
             k.parent = None;
         }
     }
-    let sort_key = |k: &Kept<'_>| {
-        let id = id_of(k.slim).unwrap_or("");
-        (
-            active.contains(id),
-            original_index.get(id).copied().unwrap_or(0),
-        )
+    let sort_key = |k: &Kept| {
+        let id = all[k.at].id;
+        (active.contains(id), by_id.get(id).unwrap_or(0))
     };
-    let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    let mut children: HashMap<Option<Sym>, Vec<usize>> = HashMap::new();
     for (i, k) in kept.iter().enumerate() {
-        children.entry(k.parent.as_deref()).or_default().push(i);
+        children.entry(k.parent).or_default().push(i);
     }
     for list in children.values_mut() {
         list.sort_by_key(|&i| sort_key(&kept[i]));
     }
     let mut order: Vec<usize> = Vec::with_capacity(kept.len());
-    let mut emitted: HashSet<&str> = HashSet::new();
+    let mut emitted = SymSet::new(nsyms);
     let mut emit = |start: usize, order: &mut Vec<usize>| {
         let mut stack = vec![start];
         while let Some(i) = stack.pop() {
-            let id = id_of(kept[i].slim).unwrap_or("");
+            let id = all[kept[i].at].id;
             if !emitted.insert(id) {
                 continue;
             }
@@ -394,22 +447,30 @@ pub fn build(scan: &Scanned, now_ms: i64, cwd: &Path) -> Result<Successor, Rotat
     for i in rest {
         emit(i, &mut order);
     }
-    let rows: Vec<usize> = order.iter().map(|&i| kept[i].row).collect();
-    let full = scan.read_rows(&rows)?;
-    let mut entries = Vec::with_capacity(order.len());
-    for (k, mut v) in order.iter().map(|&i| &kept[i]).zip(full) {
-        let parent = k.parent.clone().map_or(Value::Null, Value::String);
+    // Read the kept rows back (in file order), fix them up and serialise each one.
+    let rows: Vec<usize> = order.iter().map(|&i| all[kept[i].at].row).collect();
+    let mut lines: Vec<String> = vec![String::new(); order.len()];
+    let mut leaf_id: Option<String> = None;
+    let last = order.len().checked_sub(1);
+    scan.for_each_row(&rows, |pos, mut v| {
+        let k = &kept[order[pos]];
+        let e = &all[k.at];
+        let parent = k
+            .parent
+            .map_or(Value::Null, |p| Value::String(ix.str(p).into()));
         if let Some(o) = v.as_object_mut() {
             if o.get("parentId") != Some(&parent) {
                 o.insert("parentId".into(), parent);
             }
-            if let Some(fk) = k.slim.get("firstKeptEntryId") {
-                if o.get("firstKeptEntryId") != Some(fk) {
-                    o.insert("firstKeptEntryId".into(), fk.clone());
+            if e.kind == Kind::Compaction {
+                if let Some(fk) = ix.normal_first_kept(e.row).map(|s| ix.str(s)) {
+                    if o.get("firstKeptEntryId").and_then(Value::as_str) != Some(fk) {
+                        o.insert("firstKeptEntryId".into(), json!(fk));
+                    }
                 }
             }
-            if let Some(fk) = &k.first_kept {
-                o.insert("firstKeptEntryId".into(), json!(fk));
+            if let Some(fk) = k.first_kept {
+                o.insert("firstKeptEntryId".into(), json!(ix.str(fk)));
             }
         }
         if k.strip {
@@ -417,8 +478,18 @@ pub fn build(scan: &Scanned, now_ms: i64, cwd: &Path) -> Result<Successor, Rotat
                 strip_thinking_signatures(m);
             }
         }
-        entries.push(v);
+        if Some(pos) == last {
+            leaf_id = v.get("id").and_then(Value::as_str).map(String::from);
+        }
+        let mut line = crate::jsjson::to_string_compact(&v);
+        line.push('\n');
+        lines[pos] = line;
+    })?;
+    let mut body = Vec::with_capacity(lines.iter().map(String::len).sum());
+    for l in &lines {
+        body.extend_from_slice(l.as_bytes());
     }
+    drop(lines);
     let session_id = uuid::Uuid::new_v4().to_string();
     let timestamp = crate::clock::iso_ms(now_ms);
     let header_cwd = scan
@@ -436,13 +507,19 @@ pub fn build(scan: &Scanned, now_ms: i64, cwd: &Path) -> Result<Successor, Rotat
         "cwd": header_cwd,
         "parentSession": old_abs.to_string_lossy(),
     });
-    let leaf_id = entries.last().and_then(|e| id_of(e)).map(String::from);
     Ok(Successor {
         path: successor_path(&old_abs, &timestamp, &session_id),
         session_id,
         header,
-        entries,
-        compaction_entry_id: cid,
+        body,
+        entries_written: order.len(),
+        compaction_entry_id: ix.str(cid).to_string(),
         leaf_id,
     })
+}
+
+/// The `toolCall` ids of an assistant row, read back.
+fn scan_tool_calls(scan: &Scanned, row: usize) -> Result<HashSet<Option<String>>, RotateError> {
+    let v = scan.read_row(row)?;
+    Ok(scan::tool_call_ids(&v).into_iter().collect())
 }

@@ -1,28 +1,38 @@
 //! One streaming pass over a transcript that keeps what compaction needs and nothing more:
-//! the structure of every row (type, ids, parents, leaf controls — enough for
-//! SessionManager's tree and leaf, [`SessionIndex`]) and per-row facts (token estimate,
-//! role, usage, tool calls, file operations, duplicate-user signature). Message bodies are
-//! dropped after the pass and read back by offset only for the rows a command needs, so a
-//! 1 GB transcript is planned in memory proportional to its row count.
+//! the structure of every row (type, interned ids and parents, leaf controls — enough for
+//! SessionManager's tree and leaf, [`Index`]) and per-row facts (token estimate, role,
+//! usage, file operations). Each line is reduced and dropped before the next one — user,
+//! assistant and tool-result messages straight from the text, without a `Value` (the
+//! `lean` module), anything else through a parsed `Value`; message bodies (and the facts
+//! only the successor needs: tool-call ids, duplicate-user signatures) are read back by
+//! offset for the rows a command needs. A transcript is planned in memory proportional to
+//! its row count: under 200 bytes a row (about 200 MB of tables for the 1.2 million rows of
+//! a 1 GB transcript; measured in `bench/compact.py`).
 //!
 //! The scan also refuses what the gateway would change before compacting: lines the repair
-//! pass would drop or rewrite (`transcript.md` §1.8) and version 1/2 files (§1.9).
+//! pass would drop or rewrite (`transcript.md` §1.8) and version 1/2 files (§1.9); the
+//! cross-row check (tool calls the repair pass would answer) is counted as the rows stream
+//! by.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
+use super::index::{Index, Kind, SlimRow};
+use super::lean;
 use crate::exit::{self, ExitCode};
 use crate::transcript::entry::{self, js_len, js_trim, type_of};
 use crate::transcript::migrate::normalize_loaded;
-use crate::transcript::reader::{decode_line, scan_lines};
+use crate::transcript::reader::scan_lines;
 use crate::transcript::repair;
 use crate::transcript::tokens::{calculate_context_tokens, estimate_tokens};
-use crate::transcript::tree::{js_truthy, SessionIndex};
+use crate::transcript::tree::js_truthy;
 
 /// A transcript compaction cannot work on; nothing was changed.
 #[derive(Debug, Error)]
@@ -116,6 +126,48 @@ pub struct Loc {
     pub len: usize,
 }
 
+/// Where rows live, 16 bytes a row.
+#[derive(Debug, Clone, Default)]
+struct Locs {
+    /// (offset, length, line); line 0 for rows added in memory, length `u32::MAX` for a
+    /// row found in `big`.
+    packed: Vec<(u64, u32, u32)>,
+    big: std::collections::HashMap<usize, Loc>,
+}
+
+impl Locs {
+    fn push(&mut self, loc: Option<Loc>) {
+        let Some(l) = loc else {
+            self.packed.push((0, 0, 0));
+            return;
+        };
+        match (u32::try_from(l.len), u32::try_from(l.line)) {
+            (Ok(len), Ok(line)) if len < u32::MAX && line > 0 => {
+                self.packed.push((l.offset, len, line))
+            }
+            _ => {
+                self.big.insert(self.packed.len(), l);
+                self.packed.push((l.offset, u32::MAX, 1));
+            }
+        }
+    }
+
+    fn get(&self, row: usize) -> Option<Loc> {
+        let &(offset, len, line) = self.packed.get(row)?;
+        if line == 0 {
+            return None;
+        }
+        if len == u32::MAX {
+            return self.big.get(&row).copied();
+        }
+        Some(Loc {
+            line: line as usize,
+            offset,
+            len: len as usize,
+        })
+    }
+}
+
 /// A file operation found in an assistant tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
@@ -127,35 +179,122 @@ pub enum FileOp {
     Edit,
 }
 
-/// What compaction needs to know about one row without its body.
-#[derive(Debug, Clone, Default)]
+/// The role of the agent message a row converts to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Role {
+    /// The row converts to no message (or its role is not a string).
+    #[default]
+    None,
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `toolResult`.
+    ToolResult,
+    /// `custom` (custom messages).
+    Custom,
+    /// `bashExecution`.
+    BashExecution,
+    /// `branchSummary` (branch summaries).
+    BranchSummary,
+    /// `compactionSummary` (compactions).
+    CompactionSummary,
+    /// Any other string.
+    Other,
+}
+
+impl Role {
+    /// The role of a `role` string.
+    pub fn of(r: &str) -> Role {
+        match r {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "custom" => Role::Custom,
+            "bashExecution" => Role::BashExecution,
+            "branchSummary" => Role::BranchSummary,
+            "compactionSummary" => Role::CompactionSummary,
+            _ => Role::Other,
+        }
+    }
+
+    /// Whether the row converts to a message with a string role.
+    pub fn is_some(self) -> bool {
+        self != Role::None
+    }
+}
+
+/// What compaction needs to know about one row without its body (32 bytes; the file
+/// operations of a row are kept beside, in [`Scanned::file_ops`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Facts {
     /// `estimateTokens` of the agent message the row converts to (0 when none).
     pub tokens: u64,
-    /// The role of that message (`user`, `assistant`, `toolResult`, `custom`, `bashExecution`,
-    /// `branchSummary`, `compactionSummary`, …), when the row converts to one.
-    pub role: Option<Box<str>>,
-    /// For assistants: the context tokens of usable usage (§4.3), when usable.
-    pub usage_tokens: Option<f64>,
-    /// For assistants: `stopReason` is `aborted` or `error`.
-    pub stopped: bool,
-    /// `message.timestamp` when it is a number.
-    pub message_ts: Option<f64>,
-    /// The row's own `timestamp` in epoch ms, when it parses.
-    pub entry_ts: Option<i64>,
-    /// For assistants: the ids of `toolCall` blocks (`None` for a block without a string id).
-    pub tool_calls: Vec<Option<Box<str>>>,
-    /// For assistants: file operations of `read`/`write`/`edit` tool calls.
-    pub file_ops: Vec<(FileOp, Box<str>)>,
-    /// For tool results: `toolCallId` when it is a string.
-    pub tool_result_id: Option<Box<str>>,
-    /// For user messages: the duplicate signature of §4.8 step 4 (hash of sender + text).
-    pub dup_sig: Option<[u8; 16]>,
-    /// Whether the message has meaningful conversation content (§4.5 safeguard step 1).
-    pub meaningful: bool,
-    /// Whether a context rebuild would throw on this row's timestamp.
-    pub bad_timestamp: bool,
+    usage: f64,
+    ts: f64,
+    /// The role of that message.
+    pub role: Role,
+    flags: u8,
 }
+
+const HAS_USAGE: u8 = 1;
+const HAS_TS: u8 = 2;
+const STOPPED: u8 = 4;
+const MEANINGFUL: u8 = 8;
+const BAD_TS: u8 = 16;
+
+impl Facts {
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    fn set(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+    /// For assistants: the context tokens of usable usage (§4.3), when usable.
+    pub fn usage_tokens(&self) -> Option<f64> {
+        self.flag(HAS_USAGE).then_some(self.usage)
+    }
+    pub(crate) fn set_usage_tokens(&mut self, t: f64) {
+        self.usage = t;
+        self.set(HAS_USAGE, true);
+    }
+    /// `message.timestamp` when it is a number.
+    pub fn message_ts(&self) -> Option<f64> {
+        self.flag(HAS_TS).then_some(self.ts)
+    }
+    pub(crate) fn set_message_ts(&mut self, t: Option<f64>) {
+        self.ts = t.unwrap_or(0.0);
+        self.set(HAS_TS, t.is_some());
+    }
+    /// For assistants: `stopReason` is `aborted` or `error`.
+    pub fn stopped(&self) -> bool {
+        self.flag(STOPPED)
+    }
+    pub(crate) fn set_stopped(&mut self, on: bool) {
+        self.set(STOPPED, on);
+    }
+    /// Whether the message has meaningful conversation content (§4.5 safeguard step 1).
+    pub fn meaningful(&self) -> bool {
+        self.flag(MEANINGFUL)
+    }
+    pub(crate) fn set_meaningful(&mut self, on: bool) {
+        self.set(MEANINGFUL, on);
+    }
+    /// Whether a context rebuild would throw on this row's timestamp.
+    pub fn bad_timestamp(&self) -> bool {
+        self.flag(BAD_TS)
+    }
+    fn set_bad_timestamp(&mut self, on: bool) {
+        self.set(BAD_TS, on);
+    }
+}
+
+/// File operations found in a row's tool calls.
+pub type FileOps = Vec<(FileOp, Box<str>)>;
 
 /// A transcript reduced to its structure and facts.
 #[derive(Debug, Clone)]
@@ -171,44 +310,24 @@ pub struct Scanned {
     /// The header row, whole.
     pub header: Value,
     /// SessionManager's index over the slim rows (header included, file order).
-    pub index: SessionIndex,
-    /// Where each row of the index lives (`None` for rows added in memory).
-    pub locs: Vec<Option<Loc>>,
+    pub index: Index,
+    /// Where each row of the index lives.
+    locs: Locs,
     /// Facts per row of the index.
     pub facts: Vec<Facts>,
+    /// File operations by row (rows in increasing order).
+    pub file_ops: Vec<(usize, FileOp, Box<str>)>,
     /// Rows added in memory (not in the file), by row index.
     pub added: Vec<(usize, Value)>,
 }
 
-const SLIM_KEYS: [&str; 9] = [
-    "type",
-    "id",
-    "parentId",
-    "appendMode",
-    "targetId",
-    "appendParentId",
-    "label",
-    "timestamp",
-    "firstKeptEntryId",
-];
-
-/// The structural fields of a row (everything [`SessionIndex`] reads).
-pub fn slim(v: &Value) -> Value {
-    let Some(o) = v.as_object() else {
-        return v.clone();
-    };
-    let mut m = Map::new();
-    for k in SLIM_KEYS {
-        if let Some(x) = o.get(k) {
-            m.insert(k.into(), x.clone());
-        }
+/// A line as text ([`crate::transcript::reader::decode_line`]: invalid UTF-8 replaced),
+/// without the lossy decoder's cost on valid lines.
+fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
-    if o.get("type").and_then(Value::as_str) == Some("session") {
-        if let Some(x) = o.get("version") {
-            m.insert("version".into(), x.clone());
-        }
-    }
-    Value::Object(m)
 }
 
 fn str_of(v: Option<&Value>) -> Option<&str> {
@@ -244,7 +363,8 @@ fn is_silent_or_heartbeat(text: &str) -> bool {
     all_tokens("NO_REPLY") || all_tokens("HEARTBEAT_OK")
 }
 
-fn meaningful_text(text: &str) -> bool {
+/// Non-blank text that is not only `NO_REPLY`/`HEARTBEAT_OK` tokens.
+pub(crate) fn meaningful_text(text: &str) -> bool {
     !js_trim(text).is_empty() && !is_silent_or_heartbeat(text)
 }
 
@@ -323,26 +443,24 @@ fn dup_signature(m: &Value) -> Option<[u8; 16]> {
     Some(out)
 }
 
-/// The facts of one full (load-normalised) row.
-pub fn facts_of(v: &Value) -> Facts {
-    let mut f = Facts {
-        entry_ts: str_of(v.get("timestamp")).and_then(entry::parse_date_ms),
-        ..Facts::default()
-    };
+/// The facts and file operations of one full (load-normalised) row.
+pub fn facts_of(v: &Value) -> (Facts, FileOps) {
+    let mut f = Facts::default();
+    let mut ops = FileOps::new();
     match type_of(v) {
         Some("message") => {
             let Some(m) = v.get("message").filter(|m| m.is_object()) else {
-                return f;
+                return (f, ops);
             };
             let role = str_of(m.get("role"));
-            f.role = role.map(Box::from);
+            f.role = role.map_or(Role::None, Role::of);
             f.tokens = estimate_tokens(m);
-            f.message_ts = m.get("timestamp").and_then(Value::as_f64);
+            f.set_message_ts(m.get("timestamp").and_then(Value::as_f64));
             match role {
                 Some("assistant") => {
                     let stop = str_of(m.get("stopReason"));
-                    f.stopped = matches!(stop, Some("aborted") | Some("error"));
-                    if !f.stopped {
+                    f.set_stopped(matches!(stop, Some("aborted") | Some("error")));
+                    if !f.stopped() {
                         if let Some(u) = m.get("usage").filter(|u| js_truthy(u)) {
                             let unavailable = u
                                 .get("contextUsage")
@@ -350,7 +468,7 @@ pub fn facts_of(v: &Value) -> Facts {
                                 .and_then(Value::as_str)
                                 == Some("unavailable");
                             if !unavailable {
-                                f.usage_tokens = Some(calculate_context_tokens(u));
+                                f.set_usage_tokens(calculate_context_tokens(u));
                             }
                         }
                     }
@@ -359,7 +477,6 @@ pub fn facts_of(v: &Value) -> Facts {
                             if b.get("type").and_then(Value::as_str) != Some("toolCall") {
                                 continue;
                             }
-                            f.tool_calls.push(str_of(b.get("id")).map(Box::from));
                             let (Some(args), Some(name)) = (b.get("arguments"), b.get("name"))
                             else {
                                 continue;
@@ -376,132 +493,311 @@ pub fn facts_of(v: &Value) -> Facts {
                                 Some("edit") => FileOp::Edit,
                                 _ => continue,
                             };
-                            f.file_ops.push((op, Box::from(p)));
+                            ops.push((op, Box::from(p)));
                         }
                     }
-                    f.meaningful = meaningful_content(m.get("content"));
-                }
-                Some("toolResult") => {
-                    f.tool_result_id = str_of(m.get("toolCallId")).map(Box::from);
+                    f.set_meaningful(meaningful_content(m.get("content")));
                 }
                 Some("user") => {
-                    f.dup_sig = dup_signature(m);
-                    f.meaningful = meaningful_content(m.get("content"));
+                    f.set_meaningful(meaningful_content(m.get("content")));
                 }
                 Some("custom") => {
-                    f.meaningful = m.get("display") != Some(&Value::Bool(false))
-                        && meaningful_content(m.get("content"));
+                    f.set_meaningful(
+                        m.get("display") != Some(&Value::Bool(false))
+                            && meaningful_content(m.get("content")),
+                    );
                 }
                 Some("bashExecution") => {
-                    f.meaningful = m.get("excludeFromContext") != Some(&Value::Bool(true))
-                        && meaningful_text(&format!(
-                            "{}\n{}",
-                            str_of(m.get("command")).unwrap_or(""),
-                            str_of(m.get("output")).unwrap_or("")
-                        ));
+                    f.set_meaningful(
+                        m.get("excludeFromContext") != Some(&Value::Bool(true))
+                            && meaningful_text(&format!(
+                                "{}\n{}",
+                                str_of(m.get("command")).unwrap_or(""),
+                                str_of(m.get("output")).unwrap_or("")
+                            )),
+                    );
                 }
                 Some("branchSummary") => {
-                    f.meaningful = str_of(m.get("summary")).is_some_and(meaningful_text);
+                    f.set_meaningful(str_of(m.get("summary")).is_some_and(meaningful_text));
                 }
                 _ => {}
             }
         }
         Some("custom_message") => {
-            f.role = Some("custom".into());
+            f.role = Role::Custom;
             let mut m = Map::new();
             m.insert("role".into(), Value::String("custom".into()));
             if let Some(c) = v.get("content") {
                 m.insert("content".into(), c.clone());
             }
             f.tokens = estimate_tokens(&Value::Object(m));
-            f.bad_timestamp = !required_ts_ok(v);
-            f.meaningful = v.get("display") != Some(&Value::Bool(false))
-                && meaningful_content(v.get("content"));
+            f.set_bad_timestamp(!required_ts_ok(v));
+            f.set_meaningful(
+                v.get("display") != Some(&Value::Bool(false))
+                    && meaningful_content(v.get("content")),
+            );
         }
-        Some("branch_summary") => {
-            if v.get("summary").is_some_and(js_truthy) {
-                f.role = Some("branchSummary".into());
-                f.tokens = str_of(v.get("summary")).map_or(0, |s| js_len(s).div_ceil(4) as u64);
-                f.bad_timestamp = !required_ts_ok(v);
-                f.meaningful = str_of(v.get("summary")).is_some_and(meaningful_text);
-            }
+        Some("branch_summary") if v.get("summary").is_some_and(js_truthy) => {
+            f.role = Role::BranchSummary;
+            f.tokens = str_of(v.get("summary")).map_or(0, |s| js_len(s).div_ceil(4) as u64);
+            f.set_bad_timestamp(!required_ts_ok(v));
+            f.set_meaningful(str_of(v.get("summary")).is_some_and(meaningful_text));
         }
         Some("compaction") => {
-            f.role = Some("compactionSummary".into());
+            f.role = Role::CompactionSummary;
             f.tokens = str_of(v.get("summary")).map_or(0, |s| js_len(s).div_ceil(4) as u64);
-            f.bad_timestamp = !required_ts_ok(v);
+            f.set_bad_timestamp(!required_ts_ok(v));
         }
         _ => {}
     }
-    f
+    (f, ops)
 }
 
-/// The slim form of a message row for the repair pass's tool-result step.
-fn repair_slim(v: &Value) -> Option<Value> {
+/// The agent message of a `message` row, when it is an object.
+fn message_of(v: &Value) -> Option<&Value> {
     if type_of(v) != Some("message") {
         return None;
     }
-    let m = v.get("message")?.as_object()?;
-    let mut o = Map::new();
-    for k in [
-        "role",
-        "api",
-        "provider",
-        "model",
-        "stopReason",
+    v.get("message").filter(|m| m.is_object())
+}
+
+/// For an assistant row: the ids of its `toolCall` blocks (`None` for a block without a
+/// string id).
+pub fn tool_call_ids(v: &Value) -> Vec<Option<String>> {
+    let Some(m) = message_of(v).filter(|m| str_of(m.get("role")) == Some("assistant")) else {
+        return Vec::new();
+    };
+    let Some(Value::Array(blocks)) = m.get("content") else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter(|b| b.is_object() && b.get("type").and_then(Value::as_str) == Some("toolCall"))
+        .map(|b| str_of(b.get("id")).map(String::from))
+        .collect()
+}
+
+/// For a tool result row: `toolCallId` when it is a string.
+pub fn tool_result_id(v: &Value) -> Option<String> {
+    let m = message_of(v).filter(|m| str_of(m.get("role")) == Some("toolResult"))?;
+    str_of(m.get("toolCallId")).map(String::from)
+}
+
+/// For a user message row: the duplicate signature of §4.8 step 4 (hash of sender + text).
+pub fn dup_signature_of(v: &Value) -> Option<[u8; 16]> {
+    let m = message_of(v).filter(|m| str_of(m.get("role")) == Some("user"))?;
+    dup_signature(m)
+}
+
+/// `tool_result_id` of the repair pass: the first non-blank of the id keys, trimmed.
+fn repair_result_id(m: &Map<String, Value>) -> Option<&str> {
+    [
         "toolCallId",
         "toolUseId",
         "tool_call_id",
         "tool_use_id",
         "callId",
         "call_id",
-    ] {
-        if let Some(x) = m.get(k) {
-            o.insert(k.into(), x.clone());
+    ]
+    .iter()
+    .filter_map(|k| m.get(*k).and_then(Value::as_str))
+    .map(js_trim)
+    .find(|s| !s.is_empty())
+}
+
+/// What the repair pass's step 7 (synthetic results for unanswered tool calls) reads of one
+/// `message` row whose message is an object (load-normalised).
+#[derive(Debug, Default, PartialEq)]
+pub struct RepairView<'a> {
+    /// An assistant delivery mirror (what makes a Responses assistant's calls count).
+    mirror: bool,
+    /// For tool results: the persisted result id (trimmed).
+    result_id: Option<Cow<'a, str>>,
+    /// An OpenAI code-mode assistant (first pass).
+    first: bool,
+    /// A Responses assistant (second pass).
+    second: bool,
+    /// For the candidates: (id, name) of the tool-call blocks.
+    calls: Vec<(String, Option<String>)>,
+}
+
+impl<'a> RepairView<'a> {
+    /// The view of a message with these fields; `calls` lists its `toolCall`/`toolUse`/
+    /// `functionCall` blocks with non-empty string ids (only asked for candidates).
+    pub fn new(
+        role: &str,
+        api: Option<&str>,
+        provider: Option<&str>,
+        model: Option<&str>,
+        stop: Option<&str>,
+        result_id: Option<Cow<'a, str>>,
+        calls: impl FnOnce() -> Vec<(String, Option<String>)>,
+    ) -> RepairView<'a> {
+        fn t(v: Option<&str>) -> &str {
+            v.map(js_trim).unwrap_or("")
+        }
+        let assistant = role == "assistant";
+        let live = assistant && stop != Some("error") && stop != Some("aborted");
+        let first = live && api == Some("openai-chatgpt-responses") && provider == Some("openai");
+        let second = live
+            && matches!(
+                t(api),
+                "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+            );
+        RepairView {
+            mirror: assistant
+                && t(provider) == "openclaw"
+                && matches!(t(model), "delivery-mirror" | "gateway-injected"),
+            result_id: if role == "toolResult" {
+                result_id
+            } else {
+                None
+            },
+            first,
+            second,
+            calls: if first || second { calls() } else { Vec::new() },
         }
     }
-    if let Some(Value::Array(blocks)) = m.get("content") {
-        let calls: Vec<Value> = blocks
-            .iter()
-            .filter(|b| {
-                matches!(
-                    b.get("type").and_then(Value::as_str),
-                    Some("toolCall" | "toolUse" | "functionCall")
-                )
-            })
-            .cloned()
-            .collect();
-        o.insert("content".into(), Value::Array(calls));
+
+    /// The view of a message object (the general path).
+    pub(crate) fn of(m: &'a Map<String, Value>) -> RepairView<'a> {
+        let s = |k: &str| m.get(k).and_then(Value::as_str);
+        RepairView::new(
+            s("role").unwrap_or(""),
+            s("api"),
+            s("provider"),
+            s("model"),
+            s("stopReason"),
+            repair_result_id(m).map(Cow::Borrowed),
+            || {
+                let Some(Value::Array(blocks)) = m.get("content") else {
+                    return Vec::new();
+                };
+                blocks
+                    .iter()
+                    .filter_map(Value::as_object)
+                    .filter_map(|b| {
+                        let id = b
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.is_empty())?;
+                        let t = b.get("type").and_then(Value::as_str)?;
+                        matches!(t, "toolCall" | "toolUse" | "functionCall").then(|| {
+                            (
+                                id.to_string(),
+                                b.get("name").and_then(Value::as_str).map(String::from),
+                            )
+                        })
+                    })
+                    .collect()
+            },
+        )
     }
-    let mut row = Map::new();
-    row.insert("type".into(), Value::String("message".into()));
-    if let Some(id) = v.get("id") {
-        row.insert("id".into(), id.clone());
+}
+
+/// The repair pass's step 7, counted in one streaming pass: what
+/// [`repair::missing_tool_result_count`] computes over every message row, keeping only the
+/// persisted result ids and the candidate calls.
+#[derive(Debug, Default)]
+struct MissingResults {
+    /// Tool-result ids persisted anywhere.
+    results: HashSet<String>,
+    /// Calls of OpenAI code-mode assistants (first pass), in file order.
+    first: Vec<String>,
+    /// `message` calls of a Responses assistant, waiting for the next message row.
+    pending: Option<Vec<String>>,
+    /// `message` calls of Responses assistants followed by a delivery mirror (second pass).
+    second: Vec<String>,
+}
+
+impl MissingResults {
+    /// The next message row.
+    fn observe(&mut self, v: RepairView<'_>) {
+        if let Some(calls) = self.pending.take() {
+            if v.mirror {
+                self.second.extend(calls);
+            }
+        }
+        if let Some(id) = v.result_id {
+            if !self.results.contains(&*id) {
+                self.results.insert(id.into_owned());
+            }
+        }
+        if v.first {
+            self.first.extend(v.calls.iter().map(|(id, _)| id.clone()));
+        }
+        if v.second {
+            self.pending = Some(
+                v.calls
+                    .into_iter()
+                    .filter(|(_, name)| {
+                        js_trim(name.as_deref().unwrap_or("")).to_lowercase() == "message"
+                    })
+                    .map(|(id, _)| id)
+                    .collect(),
+            );
+        }
     }
-    row.insert("message".into(), Value::Object(o));
-    Some(Value::Object(row))
+
+    /// How many synthetic results the repair pass would insert.
+    fn count(self) -> usize {
+        let mut ids = self.results;
+        let mut n = 0;
+        for id in self.first.into_iter().chain(self.second) {
+            if ids.insert(id) {
+                n += 1;
+            }
+        }
+        n
+    }
 }
 
 /// Scans `path`: structure, facts and the checks above. Fails on the first line the
 /// gateway would repair, a missing header, or a version older than 3.
 pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
     let file = File::open(path).map_err(|e| ScanError::io(path, e))?;
-    let mut rows: Vec<Value> = Vec::new();
-    let mut locs: Vec<Option<Loc>> = Vec::new();
-    let mut facts: Vec<Facts> = Vec::new();
-    let mut repair_rows: Vec<Value> = Vec::new();
+    // Rows are rarely smaller than 0.6 KB on average; reserve for that many to avoid
+    // regrowing the tables (capacity never used is never touched).
+    let guess = file
+        .metadata()
+        .map_or(0, |m| (m.len() / 600) as usize)
+        .min(1 << 24);
+    let mut index = Index::new();
+    index.reserve(guess);
+    index.syms.reserve(guess, guess * 12);
+    let mut locs = Locs::default();
+    locs.packed.reserve(guess);
+    let mut facts: Vec<Facts> = Vec::with_capacity(guess);
+    let mut file_ops: Vec<(usize, FileOp, Box<str>)> = Vec::new();
+    let mut missing = MissingResults::default();
     let mut header: Option<Value> = None;
     let mut non_blank = 0usize;
     let mut last_byte_newline = true;
     let mut problem: Option<ScanError> = None;
-    let total = scan_lines(BufReader::with_capacity(1 << 20, file), |l| {
+    let total = scan_lines(file, |l| {
         last_byte_newline = l.terminated;
-        let text = decode_line(l.bytes);
+        let text = decode(l.bytes);
         let trimmed = js_trim(&text);
         if trimmed.is_empty() {
             return true;
         }
         non_blank += 1;
+        if header.is_some() {
+            if let Some(lean) = lean::read(trimmed) {
+                let slim = lean.slim(&mut index.syms);
+                missing.observe(lean.repair);
+                let row = facts.len();
+                file_ops.extend(lean.ops.into_iter().map(|(op, p)| (row, op, p)));
+                facts.push(lean.facts);
+                index.push(slim);
+                locs.push(Some(Loc {
+                    line: l.number,
+                    offset: l.offset,
+                    len: l.bytes.len(),
+                }));
+                return true;
+            }
+        }
         let mut v: Value = match serde_json::from_str(trimmed) {
             Ok(v) => v,
             Err(e) => {
@@ -544,11 +840,17 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
             return false;
         }
         normalize_loaded(&mut v);
-        if let Some(r) = repair_slim(&v) {
-            repair_rows.push(r);
+        if type_of(&v) == Some("message") {
+            if let Some(m) = v.get("message").and_then(Value::as_object) {
+                missing.observe(RepairView::of(m));
+            }
         }
-        facts.push(facts_of(&v));
-        rows.push(slim(&v));
+        let (f, ops) = facts_of(&v);
+        let row = facts.len();
+        file_ops.extend(ops.into_iter().map(|(op, p)| (row, op, p)));
+        facts.push(f);
+        let slim = SlimRow::of(&v, &mut index.syms);
+        index.push(slim);
         locs.push(Some(Loc {
             line: l.number,
             offset: l.offset,
@@ -566,7 +868,7 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
             line: 1,
         });
     };
-    let missing = repair::missing_tool_result_count(&repair_rows);
+    let missing = missing.count();
     if missing > 0 {
         return Err(ScanError::NeedsRepair {
             path: path.to_path_buf(),
@@ -576,89 +878,138 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
             ),
         });
     }
-    drop(repair_rows);
-    // The header row keeps everything (it is one row and the successor copies its cwd).
-    if let Some(i) = rows.iter().position(entry::is_header) {
-        rows[i] = header.clone();
-    }
     Ok(Scanned {
         path: path.to_path_buf(),
         bytes: total,
         ends_with_newline: total == 0 || last_byte_newline,
         non_blank_lines: non_blank,
         header,
-        index: SessionIndex::build(rows),
+        index,
         locs,
         facts,
+        file_ops,
         added: Vec::new(),
     })
 }
 
 impl Scanned {
-    /// Adds a row in memory (e.g. the new compaction entry) and rebuilds the index.
+    /// Adds a row in memory (e.g. the new compaction entry) and indexes it.
     pub fn push_row(&mut self, full: Value) -> usize {
-        let mut rows = std::mem::take(&mut self.index.rows);
-        let i = rows.len();
-        rows.push(slim(&full));
+        let slim = SlimRow::of(&full, &mut self.index.syms);
+        let i = self.index.push(slim);
         self.locs.push(None);
-        self.facts.push(facts_of(&full));
+        let (f, ops) = facts_of(&full);
+        self.file_ops
+            .extend(ops.into_iter().map(|(op, p)| (i, op, p)));
+        self.facts.push(f);
         self.added.push((i, full));
-        self.index = SessionIndex::build(rows);
         i
     }
 
-    /// The id of a row.
+    /// Where a row lives in the file (`None` for rows added in memory).
+    pub fn loc(&self, row: usize) -> Option<Loc> {
+        self.locs.get(row)
+    }
+
+    /// The file operations of a row's tool calls.
+    pub fn file_ops(&self, row: usize) -> impl Iterator<Item = (FileOp, &str)> {
+        let start = self.file_ops.partition_point(|o| o.0 < row);
+        self.file_ops[start..]
+            .iter()
+            .take_while(move |o| o.0 == row)
+            .map(|o| (o.1, &*o.2))
+    }
+
+    /// The id of a row (a non-empty string).
     pub fn id(&self, row: usize) -> Option<&str> {
-        entry::id_of(&self.index.rows[row])
+        self.index.id_at(row).map(|s| self.index.str(s))
     }
 
     /// The type of a row.
     pub fn kind(&self, row: usize) -> Option<&str> {
-        type_of(&self.index.rows[row])
+        self.index.kind(row).as_str(&self.index.syms)
     }
 
     /// Reads the given rows whole (load-normalised), in the order given. Rows added in
     /// memory come from memory.
     pub fn read_rows(&self, rows: &[usize]) -> Result<Vec<Value>, ScanError> {
         let mut out: Vec<Option<Value>> = vec![None; rows.len()];
+        self.for_each_row(rows, |k, v| out[k] = Some(v))?;
+        Ok(out.into_iter().map(|v| v.unwrap_or(Value::Null)).collect())
+    }
+
+    /// Reads the given rows whole (load-normalised) in file order, calling `f` with each
+    /// one's position in `rows`. Rows added in memory come from memory.
+    pub fn for_each_row(
+        &self,
+        rows: &[usize],
+        mut f: impl FnMut(usize, Value),
+    ) -> Result<(), ScanError> {
         let mut order: Vec<(u64, usize)> = Vec::new();
         for (k, &r) in rows.iter().enumerate() {
-            match self.locs.get(r).copied().flatten() {
+            match self.locs.get(r) {
                 Some(loc) => order.push((loc.offset, k)),
                 None => {
-                    out[k] = self
+                    let v = self
                         .added
                         .iter()
                         .find(|(i, _)| *i == r)
-                        .map(|(_, v)| v.clone());
+                        .map_or(Value::Null, |(_, v)| v.clone());
+                    f(k, v);
                 }
             }
         }
         order.sort_unstable();
-        if !order.is_empty() {
-            let mut f = File::open(&self.path).map_err(|e| ScanError::io(&self.path, e))?;
-            let mut buf = Vec::new();
-            for (_, k) in order {
-                let loc = self.locs[rows[k]].unwrap_or(Loc {
-                    line: 0,
-                    offset: 0,
-                    len: 0,
-                });
-                buf.resize(loc.len, 0);
-                f.seek(SeekFrom::Start(loc.offset))
-                    .and_then(|_| f.read_exact(&mut buf))
-                    .map_err(|e| ScanError::io(&self.path, e))?;
-                let text = decode_line(&buf);
+        if order.is_empty() {
+            return Ok(());
+        }
+        let mut file = File::open(&self.path).map_err(|e| ScanError::io(&self.path, e))?;
+        let loc_of = |k: usize| {
+            self.locs.get(rows[k]).unwrap_or(Loc {
+                line: 0,
+                offset: 0,
+                len: 0,
+            })
+        };
+        // Rows close together are read with one read of the span they cover.
+        const GAP: u64 = 64 << 10;
+        const SPAN: u64 = 4 << 20;
+        let mut buf: Vec<u8> = Vec::new();
+        let mut g = 0;
+        while g < order.len() {
+            let first = loc_of(order[g].1);
+            let start = first.offset;
+            let mut end = start + first.len as u64;
+            let mut h = g + 1;
+            while h < order.len() {
+                let l = loc_of(order[h].1);
+                let e = l.offset + l.len as u64;
+                if l.offset > end + GAP || e - start > SPAN {
+                    break;
+                }
+                end = end.max(e);
+                h += 1;
+            }
+            buf.clear();
+            buf.resize((end - start) as usize, 0);
+            file.seek(SeekFrom::Start(start))
+                .and_then(|_| file.read_exact(&mut buf))
+                .map_err(|e| ScanError::io(&self.path, e))?;
+            for &(_, k) in &order[g..h] {
+                let loc = loc_of(k);
+                let at = (loc.offset - start) as usize;
+                let text = decode(&buf[at..at + loc.len]);
                 let mut v: Value =
                     serde_json::from_str(js_trim(&text)).map_err(|_| ScanError::Changed {
                         path: self.path.clone(),
                         line: loc.line,
                     })?;
                 normalize_loaded(&mut v);
-                out[k] = Some(v);
+                f(k, v);
             }
+            g = h;
         }
-        Ok(out.into_iter().map(|v| v.unwrap_or(Value::Null)).collect())
+        Ok(())
     }
 
     /// Reads one row whole.
@@ -668,15 +1019,15 @@ impl Scanned {
 
     /// The id of the last row with a non-blank string id (the checkpoint `entryId`).
     pub fn last_entry_id(&self) -> Option<String> {
-        self.index
-            .rows
-            .iter()
+        let ix = &self.index;
+        (0..ix.len())
             .rev()
-            .filter(|v| type_of(v) != Some("session"))
-            .find_map(|v| {
-                v.get("id")
-                    .and_then(Value::as_str)
-                    .map(js_trim)
+            .filter(|&i| ix.kind(i) != Kind::Session)
+            .find_map(|i| {
+                ix.row(i)
+                    .id
+                    .str()
+                    .map(|s| js_trim(ix.str(s)))
                     .filter(|s| !s.is_empty())
                     .map(String::from)
             })
@@ -704,12 +1055,12 @@ mod tests {
         )
         .unwrap();
         let s = scan_file(&p).unwrap();
-        assert_eq!(s.index.leaf_id.as_deref(), Some("b"));
+        assert_eq!(s.index.leaf_id(), Some("b"));
         assert_eq!(s.facts[1].tokens, 3);
-        assert_eq!(s.facts[2].usage_tokens, Some(900.0));
+        assert_eq!(s.facts[2].usage_tokens(), Some(900.0));
         assert_eq!(
-            s.facts[2].file_ops,
-            vec![(FileOp::Read, "/etc/hosts".into())]
+            s.file_ops(2).collect::<Vec<_>>(),
+            vec![(FileOp::Read, "/etc/hosts")]
         );
         let full = s.read_rows(&[2, 1]).unwrap();
         assert_eq!(full[0]["id"], "b");
@@ -727,5 +1078,58 @@ mod tests {
             scan_file(&p).unwrap_err(),
             ScanError::NeedsMigration { .. }
         ));
+    }
+
+    /// The streaming count of step 7 agrees with the repair pass over the whole file.
+    #[test]
+    fn missing_results_match_the_repair_pass() {
+        use serde_json::json;
+        let pool = [
+            json!({"role":"assistant","api":"openai-chatgpt-responses","provider":"openai","stopReason":"toolUse","content":[{"type":"toolCall","id":"c1","name":"exec"},{"type":"toolUse","id":"c2","name":"x"},{"type":"functionCall","id":"","name":"y"},{"type":"toolCall","id":"c1","name":"dup"}]}),
+            json!({"role":"assistant","api":"openai-chatgpt-responses","provider":"openai","stopReason":"error","content":[{"type":"toolCall","id":"c3","name":"exec"}]}),
+            json!({"role":"assistant","api":" openai-responses ","provider":"openai","stopReason":"toolUse","content":[{"type":"toolCall","id":"m1","name":" Message "},{"type":"toolCall","id":"m2","name":"exec"}]}),
+            json!({"role":"assistant","api":"azure-openai-responses","content":[{"type":"toolCall","id":"m3","name":"message"}]}),
+            json!({"role":"assistant","api":"openai-codex-responses","stopReason":"aborted","content":[{"type":"toolCall","id":"m4","name":"message"}]}),
+            json!({"role":"assistant","provider":" openclaw ","model":"delivery-mirror","content":[]}),
+            json!({"role":"assistant","provider":"openclaw","model":"gateway-injected","api":"openai-responses","content":[{"type":"toolCall","id":"m5","name":"message"}]}),
+            json!({"role":"toolResult","toolCallId":" c1 ","content":[]}),
+            json!({"role":"toolResult","toolCallId":"","call_id":"m1","content":[]}),
+            json!({"role":"toolResult","tool_use_id":"m3","content":[]}),
+            json!({"role":"user","content":"hi"}),
+            json!({"role":"assistant","content":"plain"}),
+        ];
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for round in 0..300 {
+            let n = 1 + next() % 12;
+            let rows: Vec<Value> = (0..n)
+                .map(|i| {
+                    let k = next() % (pool.len() + 1);
+                    if k == pool.len() {
+                        json!({"type":"custom","id":format!("x{i}")})
+                    } else {
+                        json!({"type":"message","id":format!("r{i}"),"message":pool[k]})
+                    }
+                })
+                .collect();
+            let mut missing = MissingResults::default();
+            let mut messages = Vec::new();
+            for r in &rows {
+                if let Some(m) = r.get("message").and_then(Value::as_object) {
+                    missing.observe(RepairView::of(m));
+                    messages.push(r.clone());
+                }
+            }
+            assert_eq!(
+                missing.count(),
+                repair::missing_tool_result_count(&messages),
+                "round {round}: {rows:?}"
+            );
+        }
     }
 }
