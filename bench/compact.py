@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from transcript import gen, NODE, DIST  # noqa: E402
+import harness  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "compact"
@@ -142,6 +143,21 @@ def main():
                          peer_err=peer_err))
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
+    results = harness.Results("compact")
+    for x in rows:
+        label = f"{x['size']:,.0f} MB"
+        size_b = int(x["size"] * 1e6)
+        note = None
+        if x["peer_err"]:
+            e = x["peer_err"]
+            after = f" after {e['failedAfterMs'] / 1000:.1f} s" if "failedAfterMs" in e else ""
+            note = f"the peer fails{after}: {e['error']} (peak RSS {x['peer_rss']:,.0f} MB)"
+        for op, t, rss, pt, tool in (("plan --keep-recent-tokens 20000", x["plan"], x["plan_rss"], x["peer_plan"], "SessionManager.open + prepareCompaction"),
+                                     ("run --rotate --keep-tail --summary-file", x["rot"], x["rot_rss"], x["peer_rot"], "appendCompaction + rotateTranscriptFileAfterCompaction")):
+            results.add(op, label, size_b, "bytes", harness.side("claw-compact " + op.split()[0], t, rss * 1024),
+                        peer=harness.side(tool, pt, x["peer_rss"] * 1024 if x["peer_rss"] else None, scope="in-process") if pt is not None else None,
+                        baseline=harness.side("cat", x["cat"]), rounds=a.rounds, note=note)
+    results.write()
     print("| transcript | claw-compact plan | run --rotate | peak RSS (plan / run) | peer plan (open + prepareCompaction) | peer rotate (append + rotate) | peer RSS | `cat` | `wc -l` | peer / ours (plan, rotate) | ours / `cat` (plan, rotate) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for x in rows:
