@@ -467,7 +467,17 @@ fn tail_cmd(
     } else {
         mode
     };
-    if let Ok(file) = std::fs::File::open(&s.path) {
+    let opened = match std::fs::File::open(&s.path) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(Failure::from_error(
+                PROG,
+                &reader::ReadError::io(&s.path, e),
+            ))
+        }
+    };
+    if let Some(file) = opened {
         let window = n.max(1) * 20 + 20;
         let msgs = tail::recent_display_messages(
             &file,
@@ -882,12 +892,9 @@ fn repair_cmd(
         if let Some(k) = keep {
             doc.insert("removedBytes".into(), json!(content.len() - k));
             if !dry_run {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
+                // Never through a symlink (ELOOP, exit 73), as append opens the file.
+                clawstate::atomic_file::truncate_no_follow(path, k as u64)
                     .map_err(write_io(path))?;
-                f.set_len(k as u64).map_err(write_io(path))?;
-                f.sync_all().map_err(write_io(path))?;
             }
         }
         doc.insert("changed".into(), json!(keep.is_some()));
