@@ -52,13 +52,22 @@ def gen(path: Path, mb: int, seed: int = 7) -> None:
             prev = eid
 
 
-def timed(cmd, env=None):
+def timed(cmd, env=None, cpu=None):
+    """Wall time of one run; with `cpu` (a list) also appends its user + system CPU time."""
+    r0 = os.times()
     t0 = time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     dt = time.perf_counter() - t0
+    r1 = os.times()
     if p.returncode not in (0, 65):
         sys.exit(f"{cmd} failed: {p.stderr.decode()[:500]}")
+    if cpu is not None:
+        cpu.append((r1.children_user - r0.children_user) + (r1.children_system - r0.children_system))
     return dt
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 PEER_SCRIPT = r"""
@@ -113,6 +122,9 @@ def main():
     sessions.mkdir(parents=True, exist_ok=True)
     (OUT / "home").mkdir(exist_ok=True)
     rows = []
+    # A session key goes through config and store resolution as well as the path.
+    key_env = dict(os.environ, OPENCLAW_STATE_DIR=str(OUT / "state"), HOME=str(OUT / "home"))
+    print(f"start: {load()}", file=sys.stderr)
     for mb in [int(s) for s in a.sizes.split(",")]:
         sid = str(uuid.UUID(int=mb, version=4))
         f = sessions / f"{sid}.jsonl"
@@ -120,11 +132,13 @@ def main():
         gen(f, mb)
         size = f.stat().st_size
         subprocess.run(["cat", str(f)], stdout=subprocess.DEVNULL)  # warm the page cache
-        hist, tl, chk, ctail, cwc, ccat = [], [], [], [], [], []
+        hist, tl, hkey, tkey, chk, chk_cpu, ctail, cwc, ccat = [], [], [], [], [], [], [], [], []
         for _ in range(a.rounds):
             hist.append(timed([str(BIN), "history", str(f), "--limit", "50", "--json"]))
             tl.append(timed([str(BIN), "tail", str(f), "-n", "50"]))
-            chk.append(timed([str(BIN), "check", str(f)]))
+            hkey.append(timed([str(BIN), "history", "agent:main:main", "--limit", "50", "--json"], env=key_env))
+            tkey.append(timed([str(BIN), "tail", "agent:main:main", "-n", "50"], env=key_env))
+            chk.append(timed([str(BIN), "check", str(f)], cpu=chk_cpu))
             ctail.append(timed(["tail", "-n", "50", str(f)]))
             cwc.append(timed(["wc", "-l", str(f)]))
             ccat.append(timed(["cat", str(f)]))
@@ -132,14 +146,16 @@ def main():
         peer_tail = peer_index = None
         if use_peer:
             peer_tail, peer_index = peer_times(f, a.rounds)
-        rows.append((mb, size, med(hist), med(tl), med(chk), med(ctail), med(cwc), med(ccat), peer_tail, peer_index))
+        rows.append((mb, size, med(hist), med(tl), med(hkey), med(tkey), med(chk), med(chk_cpu), med(ctail), med(cwc), med(ccat), peer_tail, peer_index))
+        print(f"{mb} MB done: {load()}", file=sys.stderr)
         if not a.keep:
             f.unlink()
     ms = lambda s: "n/a" if s is None else f"{s*1000:.1f} ms"
-    print("| size | history --limit 50 | tail -n 50 | check | check MB/s | peer tail reader | peer full index | `tail -n 50` | `wc -l` | `cat` |")
+    print(f"({load()}; {a.rounds} rounds, medians)")
+    print("| size | history --limit 50 (path / key) | tail -n 50 (path / key) | check | check MB/s (wall / per CPU-s) | peer tail reader | peer full index | `tail -n 50` | `wc -l` | `cat` |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for mb, size, h, t, c, bt, bw, bc, pt, pi in rows:
-        print(f"| {mb} MB | {ms(h)} | {ms(t)} | {ms(c)} | {size/1e6/c:.0f} | {ms(pt)} | {ms(pi)} | {ms(bt)} | {ms(bw)} | {ms(bc)} |")
+    for mb, size, h, t, hk, tk, c, cc, bt, bw, bc, pt, pi in rows:
+        print(f"| {mb} MB | {ms(h)} / {ms(hk)} | {ms(t)} / {ms(tk)} | {ms(c)} | {size/1e6/c:.0f} / {size/1e6/cc:.0f} | {ms(pt)} | {ms(pi)} | {ms(bt)} | {ms(bw)} | {ms(bc)} |")
 
 
 if __name__ == "__main__":

@@ -286,6 +286,60 @@ fn migrate_v1_to_v3() {
     assert_eq!(v["migrated"], false);
 }
 
+/// A file whose first row is not a header (here a `session` row without an id, then a
+/// v1 header): the gateway's SessionManager recovers the header before it migrates (a
+/// `.corrupt-…` copy, the first real header, the other `session` rows dropped), so one
+/// migrate run settles it. Expected rows as openclaw@2026.7.1's `SessionManager.open`
+/// wrote them for this input (ids drawn at random). Before, every run reported
+/// fromVersion 1 and drew new ids.
+#[test]
+fn migrate_recovers_a_missing_header_first_and_converges() {
+    let e = env();
+    let p = e.write(
+        "nohdr.jsonl",
+        "{\"type\":\"session\"}\n{\"type\":\"session\",\"id\":\"sid-2\",\"timestamp\":\"2026-11-29T21:56:34.363Z\",\"cwd\":\"/w\"}\n{\"type\":\"message\",\"timestamp\":\"2026-11-29T21:56:35.000Z\",\"message\":{\"role\":\"user\",\"content\":\"x\",\"timestamp\":1}}\n{\"type\":\"message\",\"timestamp\":\"2026-11-29T21:56:35.000Z\",\"message\":{\"role\":\"user\",\"content\":\"y\",\"timestamp\":1}}\n",
+    );
+    let f = p.to_str().unwrap();
+    let before = std::fs::read(&p).unwrap();
+    let v = run_json(e.cmd().args(["migrate", f, "--dry-run", "--json"]));
+    assert_eq!(v["headerRecovered"], true);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    let v = run_json(e.cmd().args(["migrate", f, "--json"]));
+    assert_eq!(v["headerRecovered"], true, "{v}");
+    assert_eq!(v["fromVersion"], 1.0, "{v}");
+    assert_eq!(v["idsAdded"], 2, "{v}");
+    let copy = PathBuf::from(v["corruptCopy"].as_str().unwrap());
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    let after = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = after.lines().collect();
+    assert_eq!(lines.len(), 3, "{after}");
+    assert_eq!(
+        lines[0],
+        r#"{"type":"session","id":"sid-2","timestamp":"2026-11-29T21:56:34.363Z","cwd":"/w","version":3}"#
+    );
+    let rows: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (i, r) in rows.iter().enumerate().skip(1) {
+        let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["type", "timestamp", "message", "id", "parentId"],
+            "row {i}"
+        );
+    }
+    assert_eq!(rows[1]["parentId"], Value::Null);
+    assert_eq!(rows[2]["parentId"], rows[1]["id"]);
+    // Settled: the next run changes nothing.
+    let v = run_json(e.cmd().args(["migrate", f, "--json"]));
+    assert_eq!(v["migrated"], false, "{v}");
+    assert_eq!(v["headerRecovered"], false, "{v}");
+    assert_eq!(v["fromVersion"], 3.0, "{v}");
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), after);
+}
+
 #[test]
 fn append_creates_a_private_header_and_dedupes() {
     let e = env();

@@ -132,7 +132,8 @@ enum Command {
         #[command(flatten)]
         dry: DryRun,
     },
-    /// Rewrite a version 1 or 2 transcript as version 3.
+    /// Rewrite a version 1 or 2 transcript as version 3 (and recover a missing header first,
+    /// as the gateway does).
     Migrate {
         /// Session key, sessionId or path.
         session: String,
@@ -467,7 +468,17 @@ fn tail_cmd(
     } else {
         mode
     };
-    if let Ok(file) = std::fs::File::open(&s.path) {
+    let opened = match std::fs::File::open(&s.path) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(Failure::from_error(
+                PROG,
+                &reader::ReadError::io(&s.path, e),
+            ))
+        }
+    };
+    if let Some(file) = opened {
         let window = n.max(1) * 20 + 20;
         let msgs = tail::recent_display_messages(
             &file,
@@ -882,12 +893,9 @@ fn repair_cmd(
         if let Some(k) = keep {
             doc.insert("removedBytes".into(), json!(content.len() - k));
             if !dry_run {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
+                // Never through a symlink (ELOOP, exit 73), as append opens the file.
+                clawstate::atomic_file::truncate_no_follow(path, k as u64)
                     .map_err(write_io(path))?;
-                f.set_len(k as u64).map_err(write_io(path))?;
-                f.sync_all().map_err(write_io(path))?;
             }
         }
         doc.insert("changed".into(), json!(keep.is_some()));
@@ -1016,7 +1024,9 @@ fn migrate_cmd(
             .or_fail()?,
         )
     };
-    let t = reader::read_file(path).or_fail()?;
+    let content = std::fs::read(path)
+        .map_err(|e| Failure::from_error(PROG, &reader::ReadError::io(path, e)))?;
+    let t = reader::parse_bytes(&content);
     if !t.skipped.is_empty() {
         return Err(Failure::new(
             exit::DATA_ERR,
@@ -1028,12 +1038,47 @@ fn migrate_cmd(
             ),
         ));
     }
-    let mut rows = t.values();
-    let report = migrate::migrate_rows(&mut rows, &mut |taken| migrate::generate_short_id(taken));
-    if report.migrated && !dry_run {
-        let ix = tree::SessionIndex::build(rows);
-        let bytes = migrate::serialize_like_session_manager(&ix, ctx.now_ms);
-        clawstate::atomic_file::replace_file(path, &bytes, 0o600).or_fail()?;
+    // A file whose first row is not a header: SessionManager recovers the header first (a
+    // `.corrupt-<ts>-<8hex>.jsonl` copy; the first header found, or a new one; the other
+    // `session` rows dropped) and migrates the recovered rows by that header's version.
+    // Migrating the rows as they are would never converge (no header to mark as migrated).
+    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
+    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
+    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
+    let corrupt_copy = recovery.as_ref().map(|r| {
+        let mut name = path.as_os_str().to_os_string();
+        name.push(&r.backup_suffix);
+        PathBuf::from(name)
+    });
+    let (report, new_bytes) = match &recovery {
+        Some(r) => (r.migration.clone(), Some(r.bytes.clone())),
+        None => {
+            let mut rows = t.values();
+            let report =
+                migrate::migrate_rows(&mut rows, &mut |taken| migrate::generate_short_id(taken));
+            let bytes = report.migrated.then(|| {
+                migrate::serialize_like_session_manager(
+                    &tree::SessionIndex::build(rows),
+                    ctx.now_ms,
+                )
+            });
+            (report, bytes)
+        }
+    };
+    if !dry_run {
+        if let Some(copy) = &corrupt_copy {
+            let created = clawstate::atomic_file::create_new_file(copy, &content, 0o600)
+                .map_err(write_io(copy))?;
+            if !created {
+                return Err(Failure::new(
+                    exit::CANT_CREATE,
+                    format!("{}: already exists", copy.display()),
+                ));
+            }
+        }
+        if let Some(b) = &new_bytes {
+            clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
+        }
     }
     let doc = json!({
         "path": path.to_string_lossy(),
@@ -1043,9 +1088,24 @@ fn migrate_cmd(
         "idsAdded": report.ids_added,
         "compactionsRelinked": report.compactions_relinked,
         "hookMessagesRenamed": report.hook_messages_renamed,
+        "headerRecovered": recovery.is_some(),
+        "corruptCopy": corrupt_copy.as_ref().map(|p| p.to_string_lossy()),
     });
     print_doc(mode, &doc, || {
-        if report.migrated {
+        let mut t = String::new();
+        if let Some(c) = &corrupt_copy {
+            t.push_str(&format!(
+                "{} header of {} (copy kept as {})\n",
+                if dry_run {
+                    "would recover the"
+                } else {
+                    "recovered the"
+                },
+                path.display(),
+                c.display()
+            ));
+        }
+        t.push_str(&if report.migrated {
             format!(
                 "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)\n",
                 if dry_run { "would migrate" } else { "migrated" },
@@ -1061,7 +1121,8 @@ fn migrate_cmd(
                 path.display(),
                 report.from_version
             )
-        }
+        });
+        t
     })
 }
 

@@ -388,6 +388,10 @@ pub fn transcript(data: &[u8]) {
                 .is_some_and(|r| clawstate::transcript::entry::is_header(&r.value)),
             "recovered file does not start with a header"
         );
+        assert!(
+            !migrate::open_index(back.values()).1.migrated,
+            "a recovered file migrates again"
+        );
     }
     if let Some(k) = repair::torn_tail_keep_len(data) {
         assert!(k < data.len());
@@ -395,20 +399,11 @@ pub fn transcript(data: &[u8]) {
     }
 
     // migrate (as `claw-transcript migrate` does it: only files without skipped lines)
-    // keeps the leaf and the branch the reader saw.
-    // Files whose first `session` row is not a valid header re-migrate on every read with
-    // random ids (a known issue, see README): nothing to compare.
-    if t.skipped.is_empty() && first_session_row_is_header(&values) {
+    // keeps the leaf and the branch the reader saw. A file whose first row is not a header
+    // has its header recovered first (above: what that writes never migrates again).
+    if t.skipped.is_empty() && values.first().is_some_and(entry::is_header) {
         check_migration_keeps_leaf_and_branch(&values);
     }
-}
-
-/// Whether the row `migrate` takes the version from is a header `migrate` updates.
-pub fn first_session_row_is_header(values: &[Value]) -> bool {
-    values
-        .iter()
-        .find(|v| entry::type_of(v) == Some("session"))
-        .is_some_and(entry::is_header)
 }
 
 /// The reader's view (load normalisation, in-memory migration, index) against the view of

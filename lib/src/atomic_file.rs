@@ -132,6 +132,17 @@ pub fn durable_rename(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Cuts the regular file at `path` down to `len` bytes in place and fsyncs it, never through
+/// a symlink (`O_NOFOLLOW`: a link gives ELOOP).
+pub fn truncate_no_follow(path: &Path, len: u64) -> std::io::Result<()> {
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    f.set_len(len)?;
+    f.sync_all()
+}
+
 /// Creates `path` with `bytes` only if it does not exist (`O_EXCL`), durably, with `mode`.
 /// Returns `false` when the file already existed.
 pub fn create_new_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<bool> {

@@ -587,8 +587,16 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
                 .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
                 .open(path)
                 .map_err(&io)?;
-            f.write_all(header.as_bytes()).map_err(&io)?;
-            f.sync_all().map_err(&io)?;
+            if let Err(e) = f.write_all(header.as_bytes()).and_then(|()| f.sync_all()) {
+                // Leave no partial header: remove the file this call created, or empty the
+                // empty file it found.
+                let _ = if meta.is_none() {
+                    std::fs::remove_file(path)
+                } else {
+                    f.set_len(0)
+                };
+                return Err(io(e));
+            }
         }
     }
     if req.dedupe {
@@ -667,8 +675,12 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         }
         line.push_str(&crate::jsjson::to_string_compact(&entry));
         line.push('\n');
-        f.write_all(line.as_bytes()).map_err(&io)?;
-        f.sync_all().map_err(&io)?;
+        if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.sync_all()) {
+            // A partial write (ENOSPC, EFBIG) must not leave a torn line: the write lock is
+            // held, so everything past `len` is ours to take back.
+            let _ = f.set_len(len).and_then(|()| f.sync_all());
+            return Err(io(e));
+        }
     } else {
         let content_end = std::fs::read(path).ok().and_then(|c| c.last().copied());
         newline = content_end.is_some_and(|b| b != b'\n');

@@ -44,10 +44,14 @@ pub fn migrate_rows(
     rows: &mut [Value],
     new_id: &mut dyn FnMut(&dyn Fn(&str) -> bool) -> String,
 ) -> MigrationReport {
+    // `fileEntries.find((e) => e.type === "session")`: among the rows SessionManager keeps
+    // as file entries, so a `session` row that is not a header (opaque) never decides.
+    let slots = partition(rows);
     let version = rows
         .iter()
-        .find(|v| type_of(v) == Some("session"))
-        .map(entry::header_version)
+        .zip(&slots)
+        .find(|(v, s)| **s != Slot::Opaque && type_of(v) == Some("session"))
+        .map(|(v, _)| entry::header_version(v))
         .unwrap_or(1.0);
     let mut report = MigrationReport {
         from_version: version,
@@ -57,7 +61,6 @@ pub fn migrate_rows(
         return report;
     }
     report.migrated = true;
-    let slots = partition(rows);
     let file_rows: Vec<usize> = (0..rows.len())
         .filter(|&i| slots[i] != Slot::Opaque)
         .collect();
@@ -291,5 +294,20 @@ mod tests {
         assert_eq!(rows[3]["firstKeptEntryId"], "id2");
         assert_eq!(rows[3]["parentId"], "id2");
         assert!(rows[3].get("firstKeptEntryIndex").is_none());
+    }
+
+    #[test]
+    fn the_version_comes_from_the_header_not_an_opaque_session_row() {
+        // `migrateToCurrentVersion(fileEntries)`: a `session` row without a string id is
+        // opaque, so the v3 header after it decides and the v3 rows keep their ids.
+        let mut rows = vec![
+            json!({"type":"session","id":5}),
+            json!({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}),
+            json!({"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"a"}}),
+        ];
+        let before = rows.clone();
+        let r = migrate_rows(&mut rows, &mut |_| unreachable!("no ids are drawn"));
+        assert_eq!((r.from_version, r.migrated), (3.0, false));
+        assert_eq!(rows, before);
     }
 }

@@ -126,7 +126,9 @@ pub fn scan_lines<R: Read>(
     mut reader: R,
     mut f: impl FnMut(RawLine<'_>) -> bool,
 ) -> io::Result<u64> {
-    const CHUNK: usize = 1 << 20;
+    // 128 KiB reads (as `cat`'s): the bytes are still in cache when the lines are parsed;
+    // 1 MiB reads spent measurably more system time copying (`check`).
+    const CHUNK: usize = 1 << 17;
     // buf[start..filled] is the pending partial line; reads go to buf[filled..], at least
     // CHUNK bytes at a time. The buffer is zeroed once, when it grows.
     let mut buf: Vec<u8> = vec![0; CHUNK * 2];

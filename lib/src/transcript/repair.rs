@@ -589,6 +589,8 @@ pub struct HeaderRecovery {
     pub header_found: bool,
     /// The corrupt-copy file name suffix: `.corrupt-<ts>-<8hex>.jsonl`.
     pub backup_suffix: String,
+    /// What migrating the recovered rows to the current version changed.
+    pub migration: super::migrate::MigrationReport,
 }
 
 /// Recovers a header when the first parsed row is not one: the first `session` row
@@ -624,7 +626,7 @@ pub fn recover_header(
     for r in recovered.iter_mut() {
         normalize_loaded(r);
     }
-    migrate_rows(&mut recovered, &mut |taken| generate_short_id(taken));
+    let migration = migrate_rows(&mut recovered, &mut |taken| generate_short_id(taken));
     let index = SessionIndex::build(recovered);
     let bytes = serialize_like_session_manager(&index, now_ms);
     let hex = &uuid::Uuid::new_v4().simple().to_string()[..8];
@@ -633,6 +635,7 @@ pub fn recover_header(
         bytes,
         header_found,
         backup_suffix: format!(".corrupt-{ts}-{hex}.jsonl"),
+        migration,
     })
 }
 
