@@ -15,6 +15,9 @@ Generated data (seeded) lives under bench/out/ and is deleted afterwards unless 
 import argparse, json, os, random, statistics, subprocess, sys, time, uuid
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out" / "transcript"
 BIN = ROOT / "target" / "release" / "claw-transcript"
@@ -125,6 +128,7 @@ def main():
     # A session key goes through config and store resolution as well as the path.
     key_env = dict(os.environ, OPENCLAW_STATE_DIR=str(OUT / "state"), HOME=str(OUT / "home"))
     print(f"start: {load()}", file=sys.stderr)
+    results = harness.Results("transcript")
     for mb in [int(s) for s in a.sizes.split(",")]:
         sid = str(uuid.UUID(int=mb, version=4))
         f = sessions / f"{sid}.jsonl"
@@ -143,13 +147,31 @@ def main():
             cwc.append(timed(["wc", "-l", str(f)]))
             ccat.append(timed(["cat", str(f)]))
         med = statistics.median
+        # Peak RSS from one more, untimed run each (GNU time's own fork would add to the times).
+        rss = {name: harness.measure(cmd, env=env, ok=(0, 65))[1] for name, cmd, env in (
+            ("history", [BIN, "history", f, "--limit", "50", "--json"], None),
+            ("tail", [BIN, "tail", f, "-n", "50"], None),
+            ("check", [BIN, "check", f], None))}
         peer_tail = peer_index = None
         if use_peer:
             peer_tail, peer_index = peer_times(f, a.rounds)
+        label = f"{size / 1e6:,.0f} MB"
+        results.add("history --limit 50 --json (path)", label, size, "bytes", harness.side("claw-transcript history", med(hist), rss["history"]),
+                    peer=harness.side("readRecentSessionMessagesAsync (chat.history first page)", peer_tail, scope="in-process") if peer_tail else None,
+                    baseline=harness.side("tail -n 50", med(ctail)), rounds=a.rounds)
+        results.add("history --limit 50 --json (session key)", label, size, "bytes", harness.side("claw-transcript history KEY", med(hkey)),
+                    baseline=harness.side("tail -n 50", med(ctail)), rounds=a.rounds)
+        results.add("tail -n 50", label, size, "bytes", harness.side("claw-transcript tail", med(tl), rss["tail"]),
+                    baseline=harness.side("tail -n 50", med(ctail)), rounds=a.rounds)
+        results.add("check (whole file)", label, size, "bytes", harness.side("claw-transcript check", med(chk), rss["check"]),
+                    peer=harness.side("readSessionTranscriptIndex (full index)", peer_index, scope="in-process") if peer_index else None,
+                    baseline=harness.side("wc -l", med(cwc)), rounds=a.rounds,
+                    note=f"{size / 1e6 / med(chk):.0f} MB/s wall, {size / 1e6 / med(chk_cpu):.0f} MB per CPU-second; `cat` {med(ccat) * 1000:.0f} ms")
         rows.append((mb, size, med(hist), med(tl), med(hkey), med(tkey), med(chk), med(chk_cpu), med(ctail), med(cwc), med(ccat), peer_tail, peer_index))
         print(f"{mb} MB done: {load()}", file=sys.stderr)
         if not a.keep:
             f.unlink()
+    results.write()
     ms = lambda s: "n/a" if s is None else f"{s*1000:.1f} ms"
     print(f"({load()}; {a.rounds} rounds, medians)")
     print("| size | history --limit 50 (path / key) | tail -n 50 (path / key) | check | check MB/s (wall / per CPU-s) | peer tail reader | peer full index | `tail -n 50` | `wc -l` | `cat` |")
