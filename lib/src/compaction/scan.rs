@@ -502,7 +502,7 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
             return true;
         }
         non_blank += 1;
-        let mut v: Value = match serde_json::from_str(trimmed) {
+        let mut v: Value = match crate::jsjson::parse_value(trimmed) {
             Ok(v) => v,
             Err(e) => {
                 problem = Some(ScanError::NeedsRepair {
@@ -650,7 +650,7 @@ impl Scanned {
                     .map_err(|e| ScanError::io(&self.path, e))?;
                 let text = decode_line(&buf);
                 let mut v: Value =
-                    serde_json::from_str(js_trim(&text)).map_err(|_| ScanError::Changed {
+                    crate::jsjson::parse_value(js_trim(&text)).map_err(|_| ScanError::Changed {
                         path: self.path.clone(),
                         line: loc.line,
                     })?;
