@@ -134,8 +134,7 @@ fn transcripts_read_like_the_peer_reads_them() {
     let mut checked = 0;
     let mut appended: Vec<(PathBuf, String)> = Vec::new();
     for case in &cases {
-        let peer_view: Value =
-            json_of(&std::fs::read(case.join("peer.json")).unwrap());
+        let peer_view: Value = json_of(&std::fs::read(case.join("peer.json")).unwrap());
         let sessions = case.join("state/agents/main/sessions");
         let file = std::fs::read_dir(&sessions)
             .unwrap()
