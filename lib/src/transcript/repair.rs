@@ -644,8 +644,7 @@ pub fn torn_tail_keep_len(content: &[u8]) -> Option<usize> {
     }
     let start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
     let tail = String::from_utf8_lossy(&content[start..]);
-    if js_trim(&tail).is_empty()
-        || crate::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
+    if js_trim(&tail).is_empty() || crate::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
     {
         return None;
     }
