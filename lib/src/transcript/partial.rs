@@ -408,7 +408,6 @@ pub fn tree_fields(line: &str) -> Result<Option<TreeFields>, NeedsFullParse> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// Lines that stress the parser's edges: both parses must agree on acceptance.
     pub(crate) fn tricky_lines() -> Vec<String> {
