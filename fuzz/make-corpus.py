@@ -30,6 +30,7 @@ shutil.rmtree(OUT, ignore_errors=True)
 put("store", "demo-work", read("examples/demo/agents/work/sessions/sessions.json"))
 put("store", "demo-main", read("examples/demo/agents/main/sessions/sessions.json")[:1400].rsplit(b"\n  \"", 1)[0] + b"\n}")
 put("store", "empty-object", "{}")
+put("store", "js-only-json", r'{"a":{"sessionId":"x","updatedAt":1e999},"b\ud83d":{"sessionId":"y","updatedAt":2,"label":"\ud800","n":-1e999,"u":1e-999,"r":"\udbff\udfff ' + "\U0010f7ff" + r'"}}')
 put("store", "empty-file", "")
 put("store", "not-object", "[1, 2]")
 put("store", "bom", "\ufeff{\"agent:main:main\": {\"sessionId\": \"abc\", \"updatedAt\": 1}}")
@@ -90,6 +91,13 @@ put("transcript", "v2-side", '{"type":"session","version":2,"id":"s","timestamp"
     + '{"type":"compaction","id":"c1","parentId":"a2","timestamp":"t","summary":"sum","firstKeptEntryId":"a2","tokensBefore":9}\n')
 put("transcript", "no-header", '\ufeff' + m("x1", None, "user", "late header") + H)
 put("transcript", "empty", "")
+# What JSON.parse reads and serde_json alone refuses: lone surrogates, out-of-range numbers,
+# and reserved code points (U+10F7FF..U+10FFFF) raw and escaped.
+put("transcript", "js-only-json", H + "\n".join([
+    r'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi \ud83d","timestamp":1}}',
+    r'{"type":"message","id":"b\udc00","parentId":"a","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input":1e999,"output":-1e999,"totalTokens":1e-999}}}',
+    r'{"type":"message","id":"c","parentId":"b\udc00","timestamp":"t","message":{"role":"user","content":"\udbfe\udc00 \udbfd\udfff ' + "\U0010ffff" + r'"}}',
+]) + "\n")
 
 # ---- session_key: key \0 agent \0 other --------------------------------------------------
 keys = ["agent:main:main", "main", " Agent:Ops:Work ", "global", "agent:main:telegram:group:-1001:thread:77",

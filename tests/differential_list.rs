@@ -39,6 +39,8 @@ fn key_for(rng: &mut Rng, agent: &str, i: usize) -> String {
         format!("group:legacy{i}"),
         format!("agent:{agent}:whatsapp:group:{i}@g.us"),
         format!("agent:{agent}:acp:{}", rng.uuid()),
+        // A lone surrogate (see `with_js_only_json`).
+        format!("agent:{agent}:direct:cut{i}{LONE}"),
     ];
     rng.pick(&families).clone()
 }
@@ -77,8 +79,11 @@ fn entry(rng: &mut Rng, now: i64, i: usize) -> Value {
             e.insert("sessionId".into(), json!(rng.uuid()));
         }
     }
-    match rng.below(14) {
+    match rng.below(15) {
         0 => {}
+        14 => {
+            e.insert("updatedAt".into(), json!(INFINITE));
+        }
         1 => {
             e.insert("updatedAt".into(), json!("notanumber"));
         }
@@ -106,6 +111,7 @@ fn entry(rng: &mut Rng, now: i64, i: usize) -> Value {
     );
     opt!("spawnedBy", json!("agent:main:main"));
     opt!("label", json!(format!("label {i} ✓")));
+    opt!("label", json!(format!("cut {i} {LONE}")));
     opt!("status", json!(*rng.pick(&["running", "done", "failed"])));
     opt!("systemSent", json!(rng.chance(50)));
     opt!("abortedLastRun", json!(rng.chance(50)));
@@ -148,6 +154,19 @@ fn entry(rng: &mut Rng, now: i64, i: usize) -> Value {
     opt!("groupActivation", json!("mention"));
     opt!("responseUsage", json!("tokens"));
     Value::Object(e)
+}
+
+/// Stands for a lone surrogate escape inside a generated string.
+const LONE: &str = "@@lone@@";
+/// Stands for a number beyond the double range (a whole JSON string value).
+const INFINITE: &str = "@@infinite@@";
+
+/// Store text with the placeholders replaced by what `JSON.parse` reads and serde_json
+/// alone refuses: lone surrogate escapes (which `JSON.stringify` writes for a string cut
+/// inside a surrogate pair) and `1e999`.
+fn with_js_only_json(text: String) -> String {
+    text.replace(LONE, "\\ud83d")
+        .replace(&format!("\"{INFINITE}\""), "1e999")
 }
 
 fn store(rng: &mut Rng, agent: &str, now: i64) -> Value {
@@ -195,7 +214,7 @@ fn build_state(state: &Path, seed: u64, agents: usize, now: i64) -> Vec<String> 
             serde_json::to_string_pretty(&s)
         }
         .unwrap();
-        std::fs::write(dir.join("sessions.json"), text).unwrap();
+        std::fs::write(dir.join("sessions.json"), with_js_only_json(text)).unwrap();
     }
     ids
 }

@@ -86,7 +86,7 @@ fn normalize_repair(text: &str) -> String {
             if !l.contains("\"id\":\"repair-") {
                 return l.to_string();
             }
-            let mut v: Value = serde_json::from_str(l).unwrap();
+            let mut v: Value = clawstate::jsjson::parse_value(l).unwrap();
             v["id"] = json!("repair-X");
             v["timestamp"] = json!("T");
             v["message"]["timestamp"] = json!(0);
@@ -134,8 +134,7 @@ fn transcripts_read_like_the_peer_reads_them() {
     let mut checked = 0;
     let mut appended: Vec<(PathBuf, String)> = Vec::new();
     for case in &cases {
-        let peer_view: Value =
-            serde_json::from_slice(&std::fs::read(case.join("peer.json")).unwrap()).unwrap();
+        let peer_view: Value = json_of(&std::fs::read(case.join("peer.json")).unwrap());
         let sessions = case.join("state/agents/main/sessions");
         let file = std::fs::read_dir(&sessions)
             .unwrap()

@@ -21,7 +21,7 @@ use std::process::Command;
 use clawstate::store::{LoadOptions, SessionStore};
 use clawstate::transcript::{migrate, reader, repair, tree};
 use serde_json::{json, Value};
-use support::{peer, run_peer};
+use support::{json_of, peer, run_peer};
 
 const NOW_MS: i64 = 1_795_989_600_000;
 
@@ -261,8 +261,7 @@ fn migrate_and_no_op_repair_keep_leaf_and_branch() {
     }
     let (mut migrations, mut repairs, mut unchanged) = (0, 0, 0);
     for case in &cases {
-        let peer_view: Value =
-            serde_json::from_slice(&std::fs::read(case.join("peer.json")).unwrap()).unwrap();
+        let peer_view: Value = json_of(&std::fs::read(case.join("peer.json")).unwrap());
         let sessions = case.join("state/agents/main/sessions");
         let file = std::fs::read_dir(&sessions)
             .unwrap()

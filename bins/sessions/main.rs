@@ -362,7 +362,7 @@ fn build_patch(set: &[String], unset: &[String], merge: Option<&str>) -> Result<
                 .map_err(|e| Failure::new(exit::NOT_FOUND, format!("{src}: {e}")))?
         };
         let name = if src == "-" { "<stdin>" } else { src };
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
+        let v: Value = clawstate::jsjson::parse_value(&text).map_err(|e| {
             Failure::new(
                 exit::DATA_ERR,
                 format!(

@@ -1154,7 +1154,7 @@ fn append_cmd(
             std::io::stdin()
                 .read_to_string(&mut s)
                 .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
-            serde_json::from_str::<Value>(&s).map_err(|e| {
+            jsjson::parse_value(&s).map_err(|e| {
                 Failure::new(
                     exit::DATA_ERR,
                     format!(

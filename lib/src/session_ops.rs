@@ -570,7 +570,7 @@ pub fn read_header(path: &std::path::Path) -> Option<Value> {
         .take(1 << 20)
         .read_line(&mut line)
         .ok()?;
-    serde_json::from_str(line.trim()).ok()
+    crate::jsjson::parse_value(line.trim()).ok()
 }
 
 /// `resolve KEY`: freshness of the entry at `ctx.now_ms`.

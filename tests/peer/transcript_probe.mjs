@@ -135,7 +135,9 @@ async function genCase(P, dir, seed) {
   const kind = seed % 10 === 7 ? "v1" : seed % 10 === 8 ? "v2" : "v3";
   let ts = T0 + seed * 1000;
   const now = () => (ts += 1 + Math.floor(R() * 5000));
-  const text = () => pick(["hello", "What is in /srv/demo/hostname.txt?", "NO_REPLY", "ok ", "  ", "Thanks. Now list the demo dir", "[Telegram Bob 2026-01-01 10:00] hi there", "HEARTBEAT_OK", "x".repeat(9000), "漢字のテキスト", "done [[reply_to_current]]"]);
+  const text = () => pick(["hello", "What is in /srv/demo/hostname.txt?", "NO_REPLY", "ok ", "  ", "Thanks. Now list the demo dir", "[Telegram Bob 2026-01-01 10:00] hi there", "HEARTBEAT_OK", "x".repeat(9000), "漢字のテキスト", "done [[reply_to_current]]",
+    // A text cut inside a surrogate pair: JSON.stringify writes the lone half as "\ud83d".
+    "cut inside 😀😀".slice(0, 12)]);
   const usage = () => ({ input: Math.floor(R() * 900), output: Math.floor(R() * 90), cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
   if (kind !== "v3") {
     const lines = [{ type: "session", ...(kind === "v2" ? { version: 2 } : {}), id: sid, timestamp: new Date(now()).toISOString(), cwd: "/home/alice/project" }];
@@ -211,6 +213,8 @@ async function genCase(P, dir, seed) {
     "not json at all",
     '{"type":"message","id":"bu1","parentId":null,"timestamp":"2026-11-29T21:50:10.608Z","message":{"role":"user","content":[{"type":"text","text":"  "},{"type":"image","data":"@@@","mimeType":"image/png"}]}}',
     '{"type":"message","id":"ea1","parentId":null,"timestamp":"2026-11-29T21:50:10.608Z","message":{"role":"assistant","content":[],"stopReason":"error","b":1.50,"c":"\\u00e9\\/"}}',
+    // Valid JSON only JSON.parse reads: a lone surrogate, numbers beyond the double range.
+    '{"type":"message","id":"ls1","parentId":null,"timestamp":"2026-11-29T21:50:10.608Z","message":{"role":"user","content":"x\\udc00y","n":1e999,"m":-1e999,"u":-1e-999}}',
     `{"type":"message","id":"cm1","parentId":"ea1","timestamp":"2026-11-29T21:50:10.608Z","message":{"role":"assistant","api":"openai-chatgpt-responses","provider":"openai","stopReason":"toolUse","content":[{"type":"toolCall","id":"call_${seed}","name":"exec","arguments":{}}]}}`,
   ];
   for (const e of extra) if (chance(0.6)) damaged.splice(1 + Math.floor(R() * (damaged.length - 1)), 0, e);

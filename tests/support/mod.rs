@@ -107,8 +107,9 @@ pub fn run_peer(peer: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) 
 
 /// Parses stdout as JSON, with the text in the panic message when it is not.
 pub fn json_of(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+    // As `JSON.parse` reads it (lone surrogates, out-of-range numbers).
+    let text = String::from_utf8_lossy(out);
+    clawstate::jsjson::parse_value(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 /// Milliseconds since the epoch now.

@@ -798,7 +798,7 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
                 return true;
             }
         }
-        let mut v: Value = match serde_json::from_str(trimmed) {
+        let mut v: Value = match crate::jsjson::parse_value(trimmed) {
             Ok(v) => v,
             Err(e) => {
                 problem = Some(ScanError::NeedsRepair {
@@ -1000,7 +1000,7 @@ impl Scanned {
                 let at = (loc.offset - start) as usize;
                 let text = decode(&buf[at..at + loc.len]);
                 let mut v: Value =
-                    serde_json::from_str(js_trim(&text)).map_err(|_| ScanError::Changed {
+                    crate::jsjson::parse_value(js_trim(&text)).map_err(|_| ScanError::Changed {
                         path: self.path.clone(),
                         line: loc.line,
                     })?;

@@ -74,7 +74,7 @@ fn readline_split(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn parse_record(line: &str) -> Option<Value> {
-    serde_json::from_str::<Value>(line)
+    crate::jsjson::parse_value(line)
         .ok()
         .filter(Value::is_object)
 }

@@ -92,7 +92,7 @@ fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) ->
         return None;
     }
     let text = std::fs::read_to_string(pointer).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
+    let v: Value = crate::jsjson::parse_value(&text).ok()?;
     let o = v.as_object()?;
     let runtime = o.get("runtimeFile")?.as_str()?;
     let ok = o.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory-pointer")
@@ -145,7 +145,7 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
     else {
         return false;
     };
-    serde_json::from_str::<Value>(first).is_ok_and(|v| {
+    crate::jsjson::parse_value(first).is_ok_and(|v| {
         v.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory")
             && v.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
             && v.get("source").and_then(Value::as_str) == Some("runtime")

@@ -61,7 +61,7 @@ pub fn has_no_message_records(path: &Path) -> bool {
         if js_trim(line).is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(line) {
+        match crate::jsjson::parse_value(line) {
             Ok(v) if !is_message_record(&v) => {}
             _ => return false,
         }

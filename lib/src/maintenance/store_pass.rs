@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::atomic_file::replace_file;
-use crate::jsjson::{self, apply_js_key_order};
+use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
@@ -220,11 +220,13 @@ fn peek_facts(key: &str, raw: &str) -> Peeked {
     Peeked::Facts(f)
 }
 
-/// An entry parsed and put through the load pass; `None` when the gateway drops it.
-fn load_pass(raw: &str, sessions_dir: &Path) -> Option<(Map<String, Value>, Holes, bool)> {
-    let mut value: Value = serde_json::from_str(raw).ok()?;
-    apply_js_key_order(&mut value);
-    let Value::Object(mut entry) = value else {
+/// An entry (as [`StoreScan::entry_value`] parses it) put through the load pass; `None`
+/// when the gateway drops it.
+fn load_pass(
+    value: Option<Value>,
+    sessions_dir: &Path,
+) -> Option<(Map<String, Value>, Holes, bool)> {
+    let Value::Object(mut entry) = value? else {
         return None;
     };
     let mut changed = hydrate_entry(&mut entry, sessions_dir);
@@ -281,7 +283,7 @@ impl StoreFacts {
                 }
             }
             let Some((mut entry, mut holes, changed)) =
-                load_pass(out.scan.raw_entry(i), sessions_dir)
+                load_pass(out.scan.entry_value(i), sessions_dir)
             else {
                 out.changed_on_load = true;
                 continue;
@@ -340,7 +342,7 @@ impl StoreFacts {
 
     /// Entry `i` after the load pass, with `session_file` set when given (for display).
     pub fn entry(&self, i: usize, session_file: Option<&str>) -> Map<String, Value> {
-        let mut e = load_pass(self.scan.raw_entry(self.raw_index[i]), &self.sessions_dir)
+        let mut e = load_pass(self.scan.entry_value(self.raw_index[i]), &self.sessions_dir)
             .map(|(e, _, _)| e)
             .unwrap_or_default();
         if let Some(f) = session_file {
@@ -354,7 +356,7 @@ impl StoreFacts {
     pub fn repair(&mut self, i: usize, session_file: &str, mode: PassMode) -> Option<Facts> {
         let key = self.key(i).to_string();
         let (mut entry, _, _) =
-            load_pass(self.scan.raw_entry(self.raw_index[i]), &self.sessions_dir)?;
+            load_pass(self.scan.entry_value(self.raw_index[i]), &self.sessions_dir)?;
         entry.insert(
             "sessionFile".into(),
             Value::String(session_file.to_string()),
@@ -458,7 +460,9 @@ mod tests {
         ];
         let mut peeked = 0;
         for raw in cases {
-            let full = load_pass(raw, Path::new("/s"))
+            let mut value = crate::jsjson::parse_value(raw).ok();
+            value.iter_mut().for_each(crate::jsjson::apply_js_key_order);
+            let full = load_pass(value, Path::new("/s"))
                 .map(|(e, _, _)| Facts::of("agent:main:k", &e, Path::new("/s")));
             match peek_facts("agent:main:k", raw) {
                 Peeked::Facts(f) => {

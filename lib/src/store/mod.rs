@@ -144,7 +144,7 @@ pub fn parse_store_text(path: &Path, text: &str) -> Result<Map<String, Value>, S
             message: "the file is empty (a store is a JSON object; `{}` is an empty store)".into(),
         });
     }
-    let mut value: Value = serde_json::from_str(text).map_err(|e| StoreError::Malformed {
+    let mut value: Value = jsjson::parse_value(text).map_err(|e| StoreError::Malformed {
         path: path.to_path_buf(),
         line: e.line(),
         column: e.column(),

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::normalize::{normalize_entry, EntryVerdict};
 use super::{read_store_text, StoreError};
-use crate::jsjson::{apply_js_key_order, is_array_index};
+use crate::jsjson::{self, apply_js_key_order, is_array_index};
 
 /// The raw entries of a store, in JavaScript key order, duplicates resolved as
 /// `JSON.parse` does (last value at the first key's position).
@@ -22,6 +22,10 @@ use crate::jsjson::{apply_js_key_order, is_array_index};
 pub struct StoreScan {
     path: PathBuf,
     text: String,
+    /// The body as [`jsjson::to_serde_text`] maps it, when serde_json could not split the
+    /// file as it is (a lone surrogate in a key) or it may hold reserved code points; the
+    /// entry ranges then point into this text instead of `text`.
+    mapped: Option<String>,
     entries: Vec<(String, Range<usize>)>,
     warnings: Vec<String>,
 }
@@ -65,6 +69,7 @@ impl StoreScan {
             return Ok(StoreScan {
                 path: path.to_path_buf(),
                 text: String::new(),
+                mapped: None,
                 entries: Vec::new(),
                 warnings: Vec::new(),
             });
@@ -74,20 +79,26 @@ impl StoreScan {
             // Same message as a full load.
             super::parse_store_text(path, body)?;
         }
-        let mut de = serde_json::Deserializer::from_str(body);
-        let visitor = TopLevel {
-            base: st.body_start,
-            text: body,
+        // Text serde_json splits as it is, and that holds no reserved code point, is split
+        // in place; other text as `JSON.parse` reads it (through the mapping).
+        let direct = if jsjson::may_hold_reserved(body) {
+            None
+        } else {
+            split_top_level(body, st.body_start).ok()
         };
-        let parsed = de
-            .deserialize_map(visitor)
-            .and_then(|v| de.end().map(|_| v));
-        let mut entries = match parsed {
-            Ok(e) => e,
-            // Let the full parser produce the exact error (position, or "not an object").
-            Err(_) => {
-                super::parse_store_text(path, body)?;
-                Vec::new()
+        let (mut entries, mapped) = match direct {
+            Some(e) => (e, None),
+            None => {
+                let mapped = jsjson::to_serde_text(body).into_owned();
+                match split_top_level(&mapped, 0) {
+                    Ok(e) => (e, Some(mapped)),
+                    // Let the full parser produce the exact error (position, or "not an
+                    // object").
+                    Err(_) => {
+                        super::parse_store_text(path, body)?;
+                        (Vec::new(), None)
+                    }
+                }
             }
         };
         if entries.iter().any(|(k, _)| is_array_index(k)) {
@@ -102,6 +113,7 @@ impl StoreScan {
         Ok(StoreScan {
             path: path.to_path_buf(),
             text: st.text,
+            mapped,
             entries,
             warnings: st.warnings,
         })
@@ -127,9 +139,25 @@ impl StoreScan {
         self.entries.is_empty()
     }
 
-    /// The raw JSON text of entry `i`, as in the file.
+    /// The raw JSON text of entry `i`, as in the file, or as [`jsjson::to_serde_text`]
+    /// maps it when the file needed that: serde_json reads the fields it holds, but only
+    /// [`StoreScan::entry_value`] reads every entry as `JSON.parse` does.
     pub fn raw_entry(&self, i: usize) -> &str {
-        &self.text[self.entries[i].1.clone()]
+        let text = self.mapped.as_deref().unwrap_or(&self.text);
+        &text[self.entries[i].1.clone()]
+    }
+
+    /// Entry `i` parsed as `JSON.parse` reads it, in JavaScript key order, not normalised
+    /// (`None`: not JSON, which a split store never holds).
+    pub fn entry_value(&self, i: usize) -> Option<Value> {
+        let raw = self.raw_entry(i);
+        let mut value: Value = if self.mapped.is_some() {
+            serde_json::from_str(raw).ok()?
+        } else {
+            jsjson::parse_value(raw).ok()?
+        };
+        apply_js_key_order(&mut value);
+        Some(value)
     }
 
     /// The whole file as read (a byte-order mark included); empty for a missing store.
@@ -145,7 +173,7 @@ impl StoreScan {
     /// Whether entry `i` survives the gateway's load and its effective `updatedAt`
     /// (`Some(None)` when absent), read without building the entry: `None` when dropped.
     pub fn peek_updated_at(&self, i: usize) -> Option<Option<f64>> {
-        let raw = &self.text[self.entries[i].1.clone()];
+        let raw = self.raw_entry(i);
         // serde also reads an array into `Peek` (fields by position), so only an object
         // takes the fast path.
         let peeked = if raw.starts_with('{') {
@@ -176,10 +204,7 @@ impl StoreScan {
     /// Entry `i` parsed and normalised as the gateway loads it; `None` when the gateway
     /// would drop it (not an object, invalid sessionId).
     pub fn entry(&self, i: usize) -> Option<Map<String, Value>> {
-        let raw = &self.text[self.entries[i].1.clone()];
-        let mut value: Value = serde_json::from_str(raw).ok()?;
-        apply_js_key_order(&mut value);
-        let Value::Object(mut entry) = value else {
+        let Value::Object(mut entry) = self.entry_value(i)? else {
             return None;
         };
         match normalize_entry(&mut entry) {
@@ -187,6 +212,17 @@ impl StoreScan {
             EntryVerdict::Keep { .. } => Some(entry),
         }
     }
+}
+
+/// Splits a store body (`base`: its offset in the file text) into its raw entries.
+fn split_top_level(
+    body: &str,
+    base: usize,
+) -> Result<Vec<(String, Range<usize>)>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(body);
+    let visitor = TopLevel { base, text: body };
+    de.deserialize_map(visitor)
+        .and_then(|v| de.end().map(|_| v))
 }
 
 /// The two fields that decide whether a listed entry survives and where it sorts.
@@ -240,6 +276,49 @@ mod tests {
             assert_eq!(s.peek_updated_at(i), None, "{}", s.key(i));
             assert!(s.entry(i).is_none());
         }
+    }
+
+    /// Found by fuzzing: valid JSON that `JSON.parse` reads and serde_json refuses (lone
+    /// surrogates, out-of-range numbers) made the full load fail (exit 65) and the scan
+    /// count an entry it could not read (`list`: count 2, one row). The expected bytes are
+    /// what the gateway's load + save wrote for this store (Node 24, openclaw@2026.7.1).
+    #[test]
+    fn lone_surrogates_and_out_of_range_numbers_load_like_json_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        let repro = r#"{"a":{"sessionId":"x","updatedAt":1},"b":{"sessionId":"y","updatedAt":2,"label":"\ud800"}}"#;
+        std::fs::write(&p, repro).unwrap();
+        let s = StoreScan::open(&p).unwrap();
+        assert_eq!(s.len(), 2);
+        for i in 0..2 {
+            assert!(s.peek_updated_at(i).is_some());
+            assert!(s.entry(i).is_some(), "{}", s.key(i));
+        }
+        let input = "{\"a\":{\"sessionId\":\"x\",\"updatedAt\":1},\"b\":{\"sessionId\":\"y\",\"updatedAt\":2,\"label\":\"\\ud800\",\"n\":1e999,\"m\":-1e999,\"u\":1e-999,\"v\":-1e-999,\"s\":\"x\\udc00\\ud83d\\ude00\\uDBFF\",\"\\udfff\":1,\"r\":\"\\udbfe\\udc00\u{10ffff}\"},\"c\":{\"sessionId\":\"z\",\"updatedAt\":1e999},\"d\":{\"sessionId\":\"w\\ud800\",\"updatedAt\":3},\"k\\ud83d\":{\"sessionId\":\"q\",\"updatedAt\":4}}";
+        let gateway_saved = "{\n  \"a\": {\n    \"sessionId\": \"x\",\n    \"updatedAt\": 1\n  },\n  \"b\": {\n    \"sessionId\": \"y\",\n    \"updatedAt\": 2,\n    \"label\": \"\\ud800\",\n    \"n\": null,\n    \"m\": null,\n    \"u\": 0,\n    \"v\": 0,\n    \"s\": \"x\\udc00\u{1f600}\\udbff\",\n    \"\\udfff\": 1,\n    \"r\": \"\u{10f800}\u{10ffff}\"\n  },\n  \"c\": {\n    \"sessionId\": \"z\",\n    \"updatedAt\": 0\n  },\n  \"k\\ud83d\": {\n    \"sessionId\": \"q\",\n    \"updatedAt\": 4\n  }\n}";
+        std::fs::write(&p, input).unwrap();
+        let mut store = super::super::SessionStore::load(&p, Default::default()).unwrap();
+        let s = StoreScan::open(&p).unwrap();
+        let scanned: Vec<(String, Map<String, Value>)> = (0..s.len())
+            .filter_map(|i| Some((s.key(i).to_string(), s.entry(i)?)))
+            .collect();
+        let loaded: Vec<(String, Map<String, Value>)> = store
+            .entries()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_object().unwrap().clone()))
+            .collect();
+        assert_eq!(scanned, loaded);
+        assert_eq!(loaded.len(), 4, "{loaded:?}");
+        assert_eq!(s.peek_updated_at(2), Some(Some(0.0)));
+        assert_eq!(s.peek_updated_at(3), None);
+        store.save().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), gateway_saved);
+        // And that is a fixed point.
+        let mut again = super::super::SessionStore::load(&p, Default::default()).unwrap();
+        assert!(matches!(
+            again.save().unwrap(),
+            super::super::SaveOutcome::Unchanged
+        ));
     }
 
     #[test]

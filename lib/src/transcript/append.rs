@@ -83,7 +83,7 @@ fn norm_id(v: Option<&Value>) -> Option<String> {
 
 /// Classifies one (trimmed, non-empty) line.
 pub fn line_info(line: &str) -> LineInfo {
-    let Ok(parsed) = serde_json::from_str::<Value>(line) else {
+    let Ok(parsed) = crate::jsjson::parse_value(line) else {
         return LineInfo::default();
     };
     let obj = match &parsed {
@@ -419,7 +419,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
         if js_trim(line).is_empty() {
             continue;
         }
-        let Ok(mut v) = serde_json::from_str::<Value>(line) else {
+        let Ok(mut v) = crate::jsjson::parse_value(line) else {
             out.push(line.to_string());
             continue;
         };
@@ -515,7 +515,7 @@ fn find_by_idempotency_key(path: &Path, key: &str) -> io::Result<Option<String>>
     };
     let mut found = None;
     for_each_line_reverse(&file, |line| {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
+        let Ok(v) = crate::jsjson::parse_value(line) else {
             return true;
         };
         let Some(m) = v.get("message") else {

@@ -408,10 +408,16 @@ fn scan_line<R>(raw: &[u8], terminated: bool, f: impl FnOnce(Scanned<'_>) -> R) 
     if js_trim(&text).is_empty() {
         return None;
     }
-    Some(match serde_json::from_str::<RowScan>(&text) {
+    // A line that may hold a reserved code point is read whole, as `JSON.parse` reads it.
+    let partial = if crate::jsjson::may_hold_reserved(&text) {
+        Err(())
+    } else {
+        serde_json::from_str::<RowScan>(&text).map_err(|_| ())
+    };
+    Some(match partial {
         Ok(RowScan(Some(r))) => f(Scanned::Row(r)),
         Ok(RowScan(None)) => f(Scanned::NotObject),
-        Err(_) => match serde_json::from_str::<Value>(&text) {
+        Err(_) => match crate::jsjson::parse_value(&text) {
             Ok(v) => match RowScan::deserialize(&v) {
                 Ok(RowScan(Some(r))) => f(Scanned::Row(r)),
                 Ok(RowScan(None)) => f(Scanned::NotObject),
@@ -1127,7 +1133,7 @@ fn check_file_reference(path: &Path) -> Result<CheckReport, ReadError> {
             blank += 1;
             return true;
         }
-        let parsed: Result<Value, _> = serde_json::from_str(&text);
+        let parsed: Result<Value, _> = crate::jsjson::parse_value(&text);
         let v = match parsed {
             Ok(v) => v,
             Err(e) => {

@@ -538,7 +538,7 @@ fn parse_inbound_block(lines: &[&str], sentinel: &str) -> Option<Map<String, Val
         if body.is_empty() {
             return None;
         }
-        return match serde_json::from_str::<Value>(body) {
+        return match crate::jsjson::parse_value(body) {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
         };
@@ -869,7 +869,7 @@ fn parse_text_signature_phase(v: Option<&Value>) -> Option<String> {
     if js_trim(s).is_empty() || !s.starts_with('{') {
         return None;
     }
-    let p: Value = serde_json::from_str(s).ok()?;
+    let p: Value = crate::jsjson::parse_value(s).ok()?;
     if p.get("v").and_then(Value::as_f64) != Some(1.0) {
         return None;
     }
@@ -1839,7 +1839,7 @@ fn tool_block_name(b: &Map<String, Value>) -> Option<String> {
 
 fn maybe_record(v: Option<&Value>) -> Option<Map<String, Value>> {
     match v? {
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
+        Value::String(s) => match crate::jsjson::parse_value(s) {
             Ok(Value::Object(o)) => Some(o),
             _ => None,
         },
@@ -2219,7 +2219,7 @@ fn flush_selected(pending: &mut Vec<PendingReply>, next: &mut Vec<Value>, select
 
 // Canvas previews.
 fn canvas_preview(text: Option<&str>) -> Option<Value> {
-    let rec: Map<String, Value> = match serde_json::from_str::<Value>(text?) {
+    let rec: Map<String, Value> = match crate::jsjson::parse_value(text?) {
         Ok(Value::Object(o)) => o,
         _ => return None,
     };

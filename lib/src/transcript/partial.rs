@@ -1,10 +1,10 @@
 //! Partial parses of transcript lines: only the fields a reader needs are kept, everything
 //! else is parsed and dropped, so a line costs no allocation for the parts nobody reads.
 //!
-//! A partial parse accepts exactly the lines `serde_json::from_str::<Value>` accepts and
-//! sees the same field values: every value goes through the same `deserialize_any` of the
-//! same parser (same number, string, escape and nesting-depth rules, same trailing-character
-//! check), duplicate keys keep the last value as `Value`'s map does, and the one input
+//! A partial parse accepts exactly the lines `jsjson::parse_value` accepts and
+//! sees the same field values: every value goes through the same text mapping (lone
+//! surrogates, out-of-range numbers) and the same `deserialize_any` of the same parser
+//! (same number, string, escape and nesting-depth rules, same trailing-character check), duplicate keys keep the last value as `Value`'s map does, and the one input
 //! `Value` treats specially (a map whose first key is serde_json's private raw-value token)
 //! makes the partial parse fail, so that the caller takes its full-`Value` path instead.
 //! The visitors also run over an already parsed `&Value`, which is how those slow paths
@@ -398,7 +398,7 @@ pub struct NeedsFullParse;
 
 /// [`TreeFields`] of one line, when the line is JSON (`None`: not JSON).
 pub fn tree_fields(line: &str) -> Result<Option<TreeFields>, NeedsFullParse> {
-    match serde_json::from_str::<TreeFields>(line) {
+    match crate::jsjson::parse_as::<TreeFields>(line) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.is_data() => Err(NeedsFullParse),
         Err(_) => Ok(None),
@@ -408,7 +408,6 @@ pub fn tree_fields(line: &str) -> Result<Option<TreeFields>, NeedsFullParse> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// Lines that stress the parser's edges: both parses must agree on acceptance.
     pub(crate) fn tricky_lines() -> Vec<String> {
@@ -492,7 +491,7 @@ mod tests {
     #[test]
     fn tree_fields_accept_exactly_what_value_accepts() {
         for line in tricky_lines() {
-            let full = serde_json::from_str::<Value>(&line);
+            let full = crate::jsjson::parse_value(&line);
             match tree_fields(&line) {
                 Err(NeedsFullParse) => assert!(line.contains(RAW_VALUE_TOKEN), "{line}"),
                 Ok(None) => assert!(full.is_err(), "{line}: partial rejects, full accepts"),

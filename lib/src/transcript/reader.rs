@@ -196,9 +196,10 @@ pub fn decode_line(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(bytes)
 }
 
-/// Parses one line as `JSON.parse` would (JSON white space around the value allowed).
+/// Parses one line as `JSON.parse` would (JSON white space around the value allowed; lone
+/// surrogates and out-of-range numbers read as [`crate::jsjson::parse_value`] reads them).
 pub fn parse_json_line(text: &str) -> Result<Value, serde_json::Error> {
-    serde_json::from_str(text)
+    crate::jsjson::parse_value(text)
 }
 
 /// Reads a whole transcript file with the tolerant reader.

@@ -239,7 +239,7 @@ fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Val
         if js_trim(line).is_empty() {
             continue;
         }
-        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+        let Ok(entry) = crate::jsjson::parse_value(line) else {
             report.dropped_lines += 1;
             report.dropped_line_numbers.push(*number);
             continue;
@@ -647,8 +647,7 @@ pub fn torn_tail_keep_len(content: &[u8]) -> Option<usize> {
     }
     let start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
     let tail = String::from_utf8_lossy(&content[start..]);
-    if js_trim(&tail).is_empty()
-        || serde_json::from_str::<Value>(tail.trim_end_matches('\r')).is_ok()
+    if js_trim(&tail).is_empty() || crate::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
     {
         return None;
     }

@@ -113,7 +113,7 @@ fn extract_string_field(prefix: &str, field: &str) -> Option<String> {
     let (s, _, _) = field_res(field);
     let c = s.captures(prefix)?;
     let raw = c.get(1)?.as_str();
-    match serde_json::from_str::<Value>(&format!("\"{raw}\"")) {
+    match crate::jsjson::parse_value(&format!("\"{raw}\"")) {
         Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
         _ => None,
     }
@@ -206,7 +206,7 @@ fn extract_idempotency_suffix(source: &str) -> Option<String> {
         let rest = &source[search..];
         let r = Regex::new(r#"^\s*:\s*"((?:\\.|[^"\\])*)""#).ok()?;
         if let Some(c) = r.captures(rest) {
-            return match serde_json::from_str::<Value>(&format!("\"{}\"", &c[1])) {
+            return match crate::jsjson::parse_value(&format!("\"{}\"", &c[1])) {
                 Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
                 _ => None,
             };
@@ -220,7 +220,7 @@ pub fn parse_tail_record(line: &str) -> Option<Value> {
     if line.len() > MAX_PARSE_LINE_BYTES {
         return Some(oversized_record(line, true));
     }
-    match serde_json::from_str::<Value>(line) {
+    match crate::jsjson::parse_value(line) {
         Ok(v @ Value::Object(_)) => Some(v),
         _ => None,
     }
@@ -558,7 +558,7 @@ pub fn build_index(path: &Path) -> Result<TranscriptIndex, ReadError> {
         let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
             oversized_record(&text, false)
         } else {
-            match serde_json::from_str::<Value>(&text) {
+            match crate::jsjson::parse_value(&text) {
                 Ok(v @ Value::Object(_)) => v,
                 _ => return true,
             }
@@ -633,7 +633,7 @@ pub fn indexed_message(file: &File, e: &IndexedEntry, now_ms: i64) -> io::Result
     let rec = if e.len > MAX_PARSE_LINE_BYTES {
         oversized_record(&text, false)
     } else {
-        match serde_json::from_str::<Value>(&text) {
+        match crate::jsjson::parse_value(&text) {
             Ok(v) => v,
             Err(_) => return Ok(None),
         }
