@@ -67,16 +67,33 @@ fn first_diff(a: &Value, b: &Value) -> String {
     )
 }
 
-fn tree_ids(v: &Value) -> Value {
-    match v {
-        Value::Array(a) => Value::Array(a.iter().map(tree_ids).collect()),
-        Value::Object(o) => json!({
-            "id": o.get("id"),
-            "label": o.get("label").cloned().unwrap_or(Value::Null),
-            "children": tree_ids(o.get("children").unwrap_or(&json!([]))),
-        }),
-        other => other.clone(),
+/// Nests `tree --json`'s depth-first `nodes` back into `{id, label, children}` roots, the
+/// shape of the peer's `getTree()`.
+fn tree_ids(tree: &Value) -> Value {
+    let nodes = tree["nodes"].as_array().expect("tree --json has nodes");
+    fn build(nodes: &[Value], i: usize) -> (Value, usize) {
+        let depth = nodes[i]["depth"].as_u64().unwrap();
+        let mut children = Vec::new();
+        let mut j = i + 1;
+        while j < nodes.len() && nodes[j]["depth"].as_u64().unwrap() == depth + 1 {
+            let (c, next) = build(nodes, j);
+            children.push(c);
+            j = next;
+        }
+        let n = &nodes[i];
+        (
+            json!({"id": n["id"], "label": n["label"], "children": children}),
+            j,
+        )
     }
+    let mut roots = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let (r, next) = build(nodes, i);
+        roots.push(r);
+        i = next;
+    }
+    Value::Array(roots)
 }
 
 /// Replaces the random parts of synthetic `repair-<uuid>` rows.
@@ -167,7 +184,7 @@ fn transcripts_read_like_the_peer_reads_them() {
                 .map(|e| e["id"].clone())
                 .collect();
             assert_eq!(json!(ids), peer_view["branchIds"], "{what}: branch ids");
-            let t = tree_ids(&tree["roots"]);
+            let t = tree_ids(&tree);
             assert!(
                 t == peer_view["tree"],
                 "{what}: tree\n{}",

@@ -92,6 +92,56 @@ fn session_keys_ids_and_paths_resolve_to_the_same_file() {
         .ends_with(&format!("{id}.jsonl")));
 }
 
+/// A long linear transcript (the common case: one conversation, no forks) must not be
+/// walked by recursion: 150,000 rows overflowed the stack of `tree --json` and `stats`.
+#[test]
+fn tree_and_stats_of_a_very_deep_linear_transcript() {
+    const ROWS: usize = 150_000;
+    let e = env();
+    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"deep\",\"timestamp\":\"2026-11-29T21:56:34.363Z\",\"cwd\":\"/\"}\n");
+    for i in 0..ROWS {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"r{}\"", i - 1)
+        };
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"r{i}\",\"parentId\":{parent},\"timestamp\":\"2026-11-29T21:56:34.364Z\",\"message\":{{\"role\":\"{role}\",\"content\":\"m{i}\"}}}}\n"
+        ));
+    }
+    let p = e.write("deep.jsonl", &text);
+    let f = p.to_str().unwrap();
+    let t = run_json(e.cmd().args(["tree", f, "--json"]));
+    let nodes = t["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), ROWS);
+    assert_eq!(t["roots"], json!(["r0"]));
+    assert_eq!(t["leafId"], json!(format!("r{}", ROWS - 1)));
+    let last = &nodes[ROWS - 1];
+    assert_eq!(last["depth"], json!(ROWS - 1));
+    assert_eq!(last["parentId"], json!(format!("r{}", ROWS - 2)));
+    assert_eq!(last["leaf"], json!(true));
+    assert_eq!(nodes[0]["children"], json!(["r1"]));
+    let o = e.cmd().args(["tree", f, "--ndjson"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.stdout.iter().filter(|&&b| b == b'\n').count(), ROWS);
+    let o = e.cmd().args(["tree", f]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let drawn = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(drawn.lines().count(), ROWS);
+    // A linear chain stays flat: no line is indented.
+    assert!(
+        drawn
+            .lines()
+            .all(|l| l.starts_with('r') || l.starts_with("* r")),
+        "indented line"
+    );
+    let st = run_json(e.cmd().args(["stats", f, "--json"]));
+    assert_eq!(st["maxDepth"], json!(ROWS));
+    assert_eq!(st["branchLeaves"], json!(1));
+    assert_eq!(st["branchPoints"], json!(0));
+}
+
 #[test]
 fn tree_context_and_history_follow_the_active_branch() {
     let e = env();

@@ -97,6 +97,10 @@ enum Command {
         raw: bool,
     },
     /// An ASCII tree of the entries: labels shown, the current leaf marked with `*`.
+    ///
+    /// Linear chains stay flat; only forks indent. `--json` gives `{leafId, roots, nodes}`
+    /// and `--ndjson` one node per line, depth-first: `id`, `parentId`, `depth`, `type`,
+    /// `role`, `label`, `leaf`, `children` (ids), for any depth.
     Tree {
         /// Session key, sessionId or path.
         session: String,
@@ -532,18 +536,20 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
     let s = resolve(ctx, arg)?;
     let t = read(&s.path)?;
     let ix = index_of(&t);
-    let roots = ix.tree();
-    fn to_json(ix: &tree::SessionIndex, n: &tree::TreeNode) -> Value {
+    let tree = ix.tree();
+    let node_json = |n: &tree::TreeNode| {
         let e = &ix.rows[n.row];
         json!({
             "id": n.id,
+            "parentId": n.parent.map(|p| tree.nodes[p].id.as_str()),
+            "depth": n.depth,
             "type": e.get("type"),
             "role": e.get("message").and_then(|m| m.get("role")),
             "label": n.label,
             "leaf": ix.leaf_id.as_deref() == Some(n.id.as_str()),
-            "children": n.children.iter().map(|c| to_json(ix, c)).collect::<Vec<_>>(),
+            "children": n.children.iter().map(|&c| tree.nodes[c].id.as_str()).collect::<Vec<_>>(),
         })
-    }
+    };
     fn summary(e: &Value) -> String {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or("?");
         let detail = match ty {
@@ -582,73 +588,85 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
         };
         detail
     }
-    fn draw(
-        ix: &tree::SessionIndex,
-        n: &tree::TreeNode,
-        prefix: &str,
-        last: bool,
-        root: bool,
-        out: &mut String,
-    ) {
-        let connector = if root {
-            ""
-        } else if last {
-            "└─ "
-        } else {
-            "├─ "
-        };
-        let mark = if ix.leaf_id.as_deref() == Some(n.id.as_str()) {
-            "* "
-        } else {
-            ""
-        };
-        let label = n
-            .label
-            .as_ref()
-            .map(|l| {
-                format!(
-                    " [{}]",
-                    l.as_str()
-                        .map(String::from)
-                        .unwrap_or_else(|| jsjson::to_string_compact(l))
-                )
-            })
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "{prefix}{connector}{mark}{} {}{label}\n",
-            n.id,
-            summary(&ix.rows[n.row])
-        ));
-        let child_prefix = if root {
-            prefix.to_string()
-        } else if last {
-            format!("{prefix}   ")
-        } else {
-            format!("{prefix}│  ")
-        };
-        // Long linear chains stay flat: only forks indent.
-        if n.children.len() == 1 {
-            let c = &n.children[0];
-            draw(ix, c, &child_prefix, true, true, out);
-            return;
-        }
-        for (i, c) in n.children.iter().enumerate() {
-            draw(ix, c, &child_prefix, i + 1 == n.children.len(), false, out);
+    // Depth-first with an explicit stack (a transcript may be a million rows deep):
+    // (node, prefix of its line, last among its siblings, drawn flush as a root or an
+    // only child).
+    fn draw(ix: &tree::SessionIndex, tree: &tree::Tree, out: &mut String) {
+        let mut stack: Vec<(usize, std::rc::Rc<str>, bool, bool)> = tree
+            .roots
+            .iter()
+            .rev()
+            .map(|&r| (r, std::rc::Rc::from(""), true, true))
+            .collect();
+        while let Some((at, prefix, last, root)) = stack.pop() {
+            let n = &tree.nodes[at];
+            let connector = if root {
+                ""
+            } else if last {
+                "└─ "
+            } else {
+                "├─ "
+            };
+            let mark = if ix.leaf_id.as_deref() == Some(n.id.as_str()) {
+                "* "
+            } else {
+                ""
+            };
+            let label = n
+                .label
+                .as_ref()
+                .map(|l| {
+                    format!(
+                        " [{}]",
+                        l.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| jsjson::to_string_compact(l))
+                    )
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{prefix}{connector}{mark}{} {}{label}\n",
+                n.id,
+                summary(&ix.rows[n.row])
+            ));
+            let child_prefix: std::rc::Rc<str> = if root {
+                prefix.clone()
+            } else if last {
+                format!("{prefix}   ").into()
+            } else {
+                format!("{prefix}│  ").into()
+            };
+            // Long linear chains stay flat: only forks indent.
+            if n.children.len() == 1 {
+                stack.push((n.children[0], child_prefix, true, true));
+                continue;
+            }
+            let count = n.children.len();
+            for (i, &c) in n.children.iter().enumerate().rev() {
+                stack.push((c, child_prefix.clone(), i + 1 == count, false));
+            }
         }
     }
     match mode {
         OutputMode::Text => {
             let mut buf = String::new();
-            for r in &roots {
-                draw(&ix, r, "", true, true, &mut buf);
+            draw(&ix, &tree, &mut buf);
+            out(&buf)
+        }
+        // One node per line, depth-first: a stream for jq and friends.
+        OutputMode::Ndjson => {
+            let mut buf = String::new();
+            for n in &tree.nodes {
+                buf.push_str(&jsjson::to_string_compact(&node_json(n)));
+                buf.push('\n');
             }
             out(&buf)
         }
-        _ => print_doc(
-            mode,
-            &json!({"leafId": ix.leaf_id, "roots": roots.iter().map(|r| to_json(&ix, r)).collect::<Vec<_>>()}),
-            String::new,
-        ),
+        OutputMode::Json => print_json(&json!({
+            "leafId": ix.leaf_id,
+            "roots": tree.roots.iter().map(|&r| tree.nodes[r].id.as_str()).collect::<Vec<_>>(),
+            "nodes": tree.nodes.iter().map(&node_json).collect::<Vec<_>>(),
+        })),
     }
 }
 

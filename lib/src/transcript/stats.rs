@@ -27,27 +27,15 @@ pub fn stats(t: &Transcript, index: &SessionIndex) -> Value {
         }
     }
     let tree = index.tree();
-    fn walk(
-        n: &super::tree::TreeNode,
-        leaves: &mut u64,
-        forks: &mut u64,
-        depth: usize,
-        max: &mut usize,
-    ) {
+    let (mut leaves, mut forks, mut depth) = (0u64, 0u64, 0usize);
+    for n in &tree.nodes {
         if n.children.is_empty() {
-            *leaves += 1;
+            leaves += 1;
         }
         if n.children.len() > 1 {
-            *forks += 1;
+            forks += 1;
         }
-        *max = (*max).max(depth);
-        for c in &n.children {
-            walk(c, leaves, forks, depth + 1, max);
-        }
-    }
-    let (mut leaves, mut forks, mut depth) = (0, 0, 0);
-    for n in &tree {
-        walk(n, &mut leaves, &mut forks, 1, &mut depth);
+        depth = depth.max(n.depth + 1);
     }
     let branch = index.branch(None);
     let context = super::context::build_context(&branch)
@@ -83,7 +71,7 @@ pub fn stats(t: &Transcript, index: &SessionIndex) -> Value {
     out.insert("byRole".into(), json!(by_role));
     out.insert("leafId".into(), json!(index.leaf_id));
     out.insert("activeBranchEntries".into(), json!(branch.len()));
-    out.insert("roots".into(), json!(tree.len()));
+    out.insert("roots".into(), json!(tree.roots.len()));
     out.insert("branchLeaves".into(), json!(leaves));
     out.insert("branchPoints".into(), json!(forks));
     out.insert("maxDepth".into(), json!(depth));

@@ -164,7 +164,7 @@ pub fn partition(rows: &[Value]) -> Vec<Slot> {
         .collect()
 }
 
-/// A node of the tree view (`getTree`).
+/// A node of the tree view (`getTree`), held in a [`Tree`]'s arena.
 #[derive(Debug, Clone)]
 pub struct TreeNode {
     /// Index of the entry in [`SessionIndex::rows`].
@@ -173,9 +173,28 @@ pub struct TreeNode {
     pub id: String,
     /// The label attached to the entry, if any.
     pub label: Option<Value>,
-    /// Children, sorted by entry timestamp.
-    pub children: Vec<TreeNode>,
+    /// Depth below the root (roots are 0).
+    pub depth: usize,
+    /// The node this one hangs under (an index into [`Tree::nodes`]), `None` for a root.
+    pub parent: Option<usize>,
+    /// Children (indices into [`Tree::nodes`]), sorted by entry timestamp.
+    pub children: Vec<usize>,
 }
+
+/// The tree view (`getTree`) as an arena: nodes in depth-first pre-order, so that a
+/// transcript of a million linear rows needs no recursion to build, walk or print.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    /// Every node, depth-first, children in order.
+    pub nodes: Vec<TreeNode>,
+    /// The roots (indices into `nodes`), in file order.
+    pub roots: Vec<usize>,
+}
+
+/// How many nodes the tree view may hold per row before it stops expanding: a duplicate
+/// id makes the gateway's node reachable from the parent of each of its rows, so its
+/// subtree is shown under each of them, and chains of such duplicates could multiply.
+const TREE_NODES_PER_ROW: usize = 4;
 
 /// SessionManager's in-memory index of one transcript.
 #[derive(Debug, Clone)]
@@ -486,7 +505,7 @@ impl SessionIndex {
     }
 
     /// `getTree()`: roots in file order, children sorted by entry timestamp.
-    pub fn tree(&self) -> Vec<TreeNode> {
+    pub fn tree(&self) -> Tree {
         let entries = self.entries();
         // Nodes by id (duplicate ids: the last row wins, as a Map would keep it).
         let mut node_rows: HashMap<String, usize> = HashMap::new();
@@ -521,37 +540,65 @@ impl SessionIndex {
                 .and_then(Value::as_str)
                 .and_then(entry::parse_date_ms)
         };
-        fn build(
-            ix: &SessionIndex,
-            row: usize,
-            children: &HashMap<usize, Vec<usize>>,
-            ts: &dyn Fn(usize) -> Option<i64>,
-            depth: usize,
-        ) -> TreeNode {
-            let id = id_of(&ix.rows[row]).unwrap_or_default().to_string();
+        let sorted_children = |row: usize| {
             let mut kids: Vec<usize> = children.get(&row).cloned().unwrap_or_default();
             // Array.prototype.sort is stable; NaN comparisons count as equal.
             kids.sort_by(|a, b| match (ts(*a), ts(*b)) {
                 (Some(x), Some(y)) => x.cmp(&y),
                 _ => std::cmp::Ordering::Equal,
             });
-            TreeNode {
+            kids
+        };
+        let mut tree = Tree::default();
+        let budget = self.rows.len().saturating_mul(TREE_NODES_PER_ROW) + 1024;
+        // A duplicate id can also make the parent links loop (the last row of an id is the
+        // node, reached from each row's parent); `getTree` returns such a loop as a cyclic
+        // graph. A row already on the path from the root is shown once more, without its
+        // children, so the loop is visible and finite.
+        let mut on_path = vec![false; self.rows.len()];
+        enum Step {
+            Enter(usize, Option<usize>, usize),
+            Leave(usize),
+        }
+        // Depth-first with an explicit stack (children pushed in reverse so they come out
+        // in order): a transcript may be a million rows deep.
+        let mut stack: Vec<Step> = roots
+            .iter()
+            .rev()
+            .map(|&r| Step::Enter(r, None, 0))
+            .collect();
+        while let Some(step) = stack.pop() {
+            let (row, parent, depth) = match step {
+                Step::Leave(row) => {
+                    on_path[row] = false;
+                    continue;
+                }
+                Step::Enter(row, parent, depth) => (row, parent, depth),
+            };
+            let id = id_of(&self.rows[row]).unwrap_or_default().to_string();
+            let at = tree.nodes.len();
+            tree.nodes.push(TreeNode {
                 row,
-                label: ix.labels.get(&id).cloned(),
+                label: self.labels.get(&id).cloned(),
                 id,
-                children: if depth > 100_000 {
-                    Vec::new()
-                } else {
-                    kids.into_iter()
-                        .map(|k| build(ix, k, children, ts, depth + 1))
-                        .collect()
-                },
+                depth,
+                parent,
+                children: Vec::new(),
+            });
+            match parent {
+                Some(p) => tree.nodes[p].children.push(at),
+                None => tree.roots.push(at),
+            }
+            if on_path[row] || tree.nodes.len() > budget {
+                continue;
+            }
+            on_path[row] = true;
+            stack.push(Step::Leave(row));
+            for k in sorted_children(row).into_iter().rev() {
+                stack.push(Step::Enter(k, Some(at), depth + 1));
             }
         }
-        roots
-            .into_iter()
-            .map(|r| build(self, r, &children, &ts, 0))
-            .collect()
+        tree
     }
 }
 
@@ -827,7 +874,27 @@ mod tests {
         assert_eq!(ix.leaf_id.as_deref(), Some("b"));
         assert!(ix.is_invalid_leaf_control("l2"));
         let tree = ix.tree();
-        assert_eq!(tree.len(), 1);
-        assert_eq!(tree[0].children.len(), 2);
+        assert_eq!(tree.roots.len(), 1);
+        assert_eq!(tree.nodes[tree.roots[0]].children.len(), 2);
+    }
+
+    #[test]
+    fn a_loop_made_by_a_duplicate_id_is_shown_once_and_stops() {
+        // x's last row hangs under b, and b under x: getTree returns a cyclic graph.
+        let r = vec![
+            json!({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}),
+            json!({"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}),
+            json!({"type":"message","id":"x","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"timestamp":2}}),
+            json!({"type":"message","id":"b","parentId":"x","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"y","timestamp":3}}),
+            json!({"type":"message","id":"x","parentId":"b","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"assistant","content":[],"timestamp":4}}),
+        ];
+        let tree = SessionIndex::build(r).tree();
+        let ids: Vec<(&str, usize)> = tree
+            .nodes
+            .iter()
+            .map(|n| (n.id.as_str(), n.depth))
+            .collect();
+        assert_eq!(ids, [("a", 0), ("x", 1), ("b", 2), ("x", 3)]);
+        assert!(tree.nodes[3].children.is_empty());
     }
 }
