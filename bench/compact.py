@@ -100,6 +100,7 @@ def main():
     if not BIN.exists():
         sys.exit("build first: cargo build --release --bin claw-compact")
     use_peer = not a.no_peer and NODE.exists()
+    results = harness.Results("compact")
     rows = []
     for mb in [int(s) for s in a.sizes.split(",")]:
         d = OUT / f"{mb}mb"
@@ -143,7 +144,6 @@ def main():
                          peer_err=peer_err))
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
-    results = harness.Results("compact")
     for x in rows:
         label = f"{x['size']:,.0f} MB"
         size_b = int(x["size"] * 1e6)
