@@ -195,6 +195,43 @@ fn enforce_prunes_archives_and_is_silent_when_nothing_changes() {
         .stderr("");
 }
 
+/// A run killed between its store write and its archive renames leaves the journal; the
+/// next run finishes the renames for the sessions the store no longer references (instead
+/// of pruning those old transcripts as unreferenced), leaves referenced ones alone, and
+/// removes the journal. A dry run leaves it in place.
+#[test]
+fn the_next_run_finishes_an_interrupted_runs_archive_renames() {
+    let f = stale_fixture(0);
+    let old = f.file("old0.jsonl", message_transcript(), 40 * DAY);
+    let fresh = f.sessions.join("fresh.jsonl");
+    let dir = std::fs::canonicalize(&f.sessions).unwrap();
+    let journal = f.sessions.join("sessions.json.pending-archives.json");
+    let to = |n: &str| dir.join(format!("{n}.deleted.2026-05-28T00-00-00.000Z"));
+    std::fs::write(
+        &journal,
+        json!({"version": 1, "archives": [
+            {"sessionId": "old0", "from": dir.join("old0.jsonl"), "to": to("old0.jsonl")},
+            {"sessionId": "fresh", "from": dir.join("fresh.jsonl"), "to": to("fresh.jsonl")},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    f.cmd()
+        .args(["cleanup", "--dry-run", "--json"])
+        .assert()
+        .success();
+    assert!(journal.exists() && old.exists());
+    f.cmd().args(["cleanup", "--enforce"]).assert().success();
+    assert!(!journal.exists());
+    assert!(!old.exists());
+    assert_eq!(
+        std::fs::read_to_string(to("old0.jsonl")).unwrap(),
+        message_transcript()
+    );
+    assert!(fresh.exists() && !to("fresh.jsonl").exists());
+    assert_eq!(f.store().as_object().unwrap().len(), 1);
+}
+
 #[test]
 fn verbose_logs_every_file_and_prints_the_action_table() {
     let f = stale_fixture(2);

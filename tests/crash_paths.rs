@@ -598,27 +598,41 @@ fn sigkill_during_cleanup_enforce() {
             std::fs::read_to_string(e.sessions.join("fresh.jsonl")).unwrap(),
             header("fresh")
         );
+        let journal = e.sessions.join("sessions.json.pending-archives.json");
         for name in e.names() {
             assert!(
                 name == "sessions.json"
                     || name == "fresh.jsonl"
                     || name == "orphan.jsonl"
+                    || name == "sessions.json.pending-archives.json"
                     || (name.starts_with("old") && name.contains(".jsonl"))
                     || (name.starts_with("sessions.json.") && name.ends_with(".tmp")),
                 "unexpected file {name}"
             );
         }
         if store == before {
-            // The gateway archives the removed entries' transcripts before it commits the
-            // store: a kill in between leaves them archived under a store that still lists them.
-            k.side(if archived == 0 {
-                "before"
-            } else {
-                "archived-before-commit"
-            });
+            // Nothing is renamed before the store is written (unlike the gateway, which
+            // archives first: a kill in between left entries whose transcripts were gone).
+            assert_eq!(archived, 0, "archived before the store was written");
+            k.side("before");
         } else if store == after {
-            assert_eq!(archived, STALE, "committed with live stale transcripts");
-            k.side("after");
+            if archived == STALE {
+                k.side("after");
+            } else {
+                // Killed between the store write and the renames: the store references
+                // none of the live stale transcripts, the journal lists them, and the next
+                // run archives them (rather than pruning them as unreferenced).
+                assert!(
+                    journal.exists(),
+                    "committed with live stale transcripts and no journal"
+                );
+                let out = cmd().output().unwrap();
+                assert!(out.status.success(), "{out:?}");
+                assert_eq!(e.store(), after);
+                assert_eq!(stale_transcripts_once(&e), STALE);
+                assert!(!journal.exists());
+                k.side("committed-archives-pending");
+            }
         } else {
             panic!("store is neither before nor after: {store}");
         }
@@ -628,7 +642,11 @@ fn sigkill_during_cleanup_enforce() {
     assert_eq!(e.store(), after);
     assert_eq!(stale_transcripts_once(&e), STALE);
     assert!(!e.sessions.join("orphan.jsonl").exists());
-    k.done(&["before", "archived-before-commit"], &["after"]);
+    assert!(!e
+        .sessions
+        .join("sessions.json.pending-archives.json")
+        .exists());
+    k.done(&["before"], &["after", "committed-archives-pending"]);
 }
 
 // ---------------------------------------------------------------------------------------

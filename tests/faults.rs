@@ -446,7 +446,19 @@ impl Drop for Tmpfs {
 }
 
 fn signal_digest(db: &Path) -> Vec<i64> {
-    let c = Connection::open(db).unwrap();
+    digest_of(&Connection::open(db).unwrap())
+}
+
+/// The digest read from the database file alone (`immutable=1`: no lock, no WAL index),
+/// for a full disk where no connection can create the `-shm` file.
+fn signal_digest_of_file(db: &Path) -> Vec<i64> {
+    use clawstate::signals::rusqlite::OpenFlags;
+    let uri = format!("file:{}?immutable=1", db.display());
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    digest_of(&Connection::open_with_flags(uri, flags).unwrap())
+}
+
+fn digest_of(c: &Connection) -> Vec<i64> {
     c.query_row(
         "SELECT (SELECT count(*) FROM session_state_events), (SELECT coalesce(max(sequence), 0) FROM session_state_events), (SELECT count(*) FROM session_watch_cursors), (SELECT coalesce(sum(last_seen_sequence), 0) FROM session_watch_cursors)",
         [],
@@ -496,11 +508,6 @@ fn full_file_system_is_73_and_changes_nothing() {
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        // Cleanup --enforce has its own (ignored) test below: today it changes files on a
-        // full disk.
-        if args.iter().any(|a| a == "cleanup") {
-            continue;
-        }
         run(&mut c).fails(bin, 73, "No space left on device");
         assert_unchanged(&before, e.root(), &format!("{bin} {args:?}"));
     }
@@ -529,13 +536,12 @@ fn full_file_system_is_73_and_changes_nothing() {
     drop(e);
 }
 
-/// FINDING (lib/src/signals/db.rs, `DbError::exit_code`): when every connection closed
+/// Regression test (lib/src/signals/db.rs, `DbError::sqlite`): when every connection closed
 /// cleanly (SQLite then removes the WAL and its `-shm` index) and the disk is full, opening
 /// the database fails while SQLite sizes the new `-shm` (ENOSPC → SQLITE_IOERR_SHMSIZE):
-/// `record` and `drain` say "disk I/O error" and exit 1. Suggested: map the write-side
-/// SQLITE_IOERR extended codes (SHMSIZE, WRITE, FSYNC, TRUNCATE) to 73 and name the cause.
+/// `record` and `drain` said "disk I/O error" and exited 1. The write-side SQLITE_IOERR
+/// codes (SHMSIZE, WRITE, FSYNC, TRUNCATE) and SQLITE_FULL now exit 73 and name the cause.
 #[test]
-#[ignore = "finding: a full disk without a WAL index gives 'disk I/O error', exit 1"]
 fn signals_on_a_full_disk_without_a_wal_index_say_so() {
     let outer = tempfile::tempdir().unwrap();
     let Some(fs) = Tmpfs::mount(&outer.path().join("mnt"), "8m") else {
@@ -555,7 +561,10 @@ fn signals_on_a_full_disk_without_a_wal_index_say_so() {
         let mut c = e.cmd(bin);
         c.args(&args);
         run(&mut c).fails(bin, 73, "No space left on device");
-        assert_eq!(signal_digest(&e.db()), digest);
+        assert_eq!(signal_digest_of_file(&e.db()), digest);
+        // SQLite may leave an empty WAL (created before the index); never any content.
+        let wal = e.db().with_extension("sqlite-wal");
+        assert!(std::fs::metadata(&wal).map_or(true, |m| m.len() == 0));
     }
 }
 
@@ -580,12 +589,13 @@ fn append_on_a_full_disk_leaves_nothing() {
     assert_unchanged(&before, e.root(), "append");
 }
 
-/// FINDING (lib/src/maintenance, the gateway's order): cleanup archives the removed
-/// entries' transcripts before it writes the store; when the store write then fails (a full
-/// disk), it exits 73 with the transcripts already renamed to `.deleted.<ts>` under a store
-/// that still lists their entries. Renames need no space, so only the store write fails.
+/// Regression test: cleanup used to archive the removed entries' transcripts before it
+/// wrote the store (the gateway's order); when the store write then failed (a full disk),
+/// it exited 73 with the transcripts already renamed to `.deleted.<ts>` under a store that
+/// still listed their entries. It now plans everything, records the renames in its
+/// journal, writes the store, and only then renames and removes files: the journal or the
+/// store write fails first, and nothing changes. Renames need no space, so only writes fail.
 #[test]
-#[ignore = "finding: cleanup --enforce on a full disk archives transcripts, then fails"]
 fn cleanup_on_a_full_disk_changes_nothing() {
     let outer = tempfile::tempdir().unwrap();
     let Some(fs) = Tmpfs::mount(&outer.path().join("mnt"), "1m") else {
@@ -593,12 +603,20 @@ fn cleanup_on_a_full_disk_changes_nothing() {
     };
     let e = env_in(Some(&fs.0));
     fixture(&e, 100, 10);
-    fs.fill();
-    let before = snapshot(e.root());
-    let mut c = e.cmd("claw-sessions");
-    c.args(["cleanup", "--enforce"]);
-    run(&mut c).fails("claw-sessions", 73, "No space left on device");
-    assert_unchanged(&before, e.root(), "cleanup --enforce");
+    // No room at all (the journal write fails), then room for the journal but not for
+    // the 35 KB store (the store write fails after the journal was written).
+    for free in [0, 8 * 1024] {
+        fs.fill_leaving(free);
+        let before = snapshot(e.root());
+        let mut c = e.cmd("claw-sessions");
+        c.args(["cleanup", "--enforce"]);
+        run(&mut c).fails("claw-sessions", 73, "No space left on device");
+        assert_unchanged(
+            &before,
+            e.root(),
+            &format!("cleanup --enforce, {free} bytes free"),
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------

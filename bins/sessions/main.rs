@@ -127,6 +127,13 @@ enum Command {
     /// entries, cap the count, enforce the disk budget, archive and prune files.
     ///
     /// Silent on success unless something changed (for cron); --verbose logs every file.
+    ///
+    /// Unlike the gateway, which renames and deletes files before it writes the store,
+    /// --enforce decides everything first, records the planned transcript renames in
+    /// <store>.pending-archives.json, writes the store, and only then renames and deletes
+    /// files: a failed store write (a full disk) changes nothing, and a run killed after
+    /// the write leaves a store that references no archived file; the next run finishes
+    /// the journal's renames.
     Cleanup(CleanupArgs),
 }
 

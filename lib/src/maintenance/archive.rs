@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::files::{DirGuard, FileEvent, RemovalReason};
+use super::files::{DirGuard, DirOverlay, FileEvent, RemovalReason};
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
 use crate::artifact::{archive_path, archive_time, ArchiveReason};
@@ -51,37 +51,71 @@ impl RemovedSessions {
     }
 }
 
-/// Archives the transcripts of removed sessions that no remaining entry references
-/// (`archiveRemovedSessionTranscripts` restricted to the store directory). Returns the
-/// directories archived into.
-pub fn archive_removed(
+/// A planned rename of a removed session's transcript to its archive name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedArchive {
+    /// The removed session.
+    pub session_id: Option<String>,
+    /// The transcript (canonical, inside the sessions directory).
+    pub from: PathBuf,
+    /// Its archive name (`<name>.deleted.<ts>`, same directory).
+    pub to: PathBuf,
+}
+
+/// Plans archiving the transcripts of removed sessions that no remaining entry
+/// references (`archiveRemovedSessionTranscripts` restricted to the store directory):
+/// existing regular files, not already gone in `overlay`, each once. The renames are
+/// added to `overlay`; [`make_archives`] does them.
+pub fn plan_archives(
     removed: &RemovedSessions,
     referenced_ids: &HashSet<&str>,
     paths: &SessionPaths,
-    guard: &mut DirGuard,
+    overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
-) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
+) -> Vec<PlannedArchive> {
+    let mut out: Vec<PlannedArchive> = Vec::new();
     for (id, file) in removed.iter() {
         if id.is_some_and(|id| referenced_ids.contains(id)) {
             continue;
         }
         for candidate in paths.archive_candidates(id, file) {
             let c = paths.canonical(&candidate);
-            if !paths.is_inside(&c) || !paths.may_exist(&c) {
+            if !paths.is_inside(&c) || !paths.may_exist(&c) || overlay.is_gone(&c) {
+                continue;
+            }
+            if !std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_file()) {
                 continue;
             }
             let to = archive_path(&c, ArchiveReason::Deleted, clock());
-            if guard.archive(&c, &to) {
-                if let Some(d) = to.parent() {
-                    if !dirs.iter().any(|x| x == d) {
-                        dirs.push(d.to_path_buf());
-                    }
-                }
+            overlay.rename(&c, &to);
+            out.push(PlannedArchive {
+                session_id: id.map(str::to_string),
+                from: c,
+                to,
+            });
+        }
+    }
+    out
+}
+
+/// The directories a plan archives into, in order.
+pub fn archive_dirs(plan: &[PlannedArchive]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for a in plan {
+        if let Some(d) = a.to.parent() {
+            if !dirs.iter().any(|x| x == d) {
+                dirs.push(d.to_path_buf());
             }
         }
     }
     dirs
+}
+
+/// Does the planned renames (a transcript gone since is skipped); returns how many.
+pub fn make_archives(plan: &[PlannedArchive], guard: &mut DirGuard) -> usize {
+    plan.iter()
+        .filter(|a| guard.archive(&a.from, &a.to))
+        .count()
 }
 
 /// `readTrajectoryPointerFile`: the pointer's `runtimeFile` when the pointer is a regular
@@ -153,18 +187,28 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
     })
 }
 
-/// `removeRemovedSessionTrajectoryArtifacts` restricted to the store directory: for each
-/// removed, unreferenced session, its `.trajectory.jsonl` and `.trajectory-path.json`
-/// next to its transcript, and the pointer's runtime file when that lies inside the
-/// directory. A runtime file outside the directory is reported, never deleted.
-pub fn remove_trajectories(
+/// Plans `removeRemovedSessionTrajectoryArtifacts` restricted to the store directory:
+/// for each removed, unreferenced session, its `.trajectory.jsonl` and
+/// `.trajectory-path.json` next to its transcript, and the pointer's runtime file when
+/// that lies inside the directory (regular files only; added to `overlay`). A runtime file
+/// outside the directory is reported, never deleted.
+pub fn plan_trajectories(
     removed: &RemovedSessions,
     referenced_ids: &HashSet<&str>,
     paths: &SessionPaths,
     guard: &mut DirGuard,
+    overlay: &mut DirOverlay,
     cwd: &Path,
-) {
+) -> Vec<PathBuf> {
     let store_dir = paths.real_dir().to_path_buf();
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut plan = |p: &Path, guard: &DirGuard, out: &mut Vec<PathBuf>| {
+        let c = paths.canonical(p);
+        if guard.is_regular_inside(p) && !overlay.is_gone(&c) {
+            overlay.remove(&c);
+            out.push(p.to_path_buf());
+        }
+    };
     for (id, file) in removed.iter() {
         if id.is_some_and(|id| referenced_ids.contains(id)) {
             continue;
@@ -189,7 +233,7 @@ pub fn remove_trajectories(
             let within = strictly_inside(&store_dir, &resolved);
             if resolved == default_canonical || within {
                 if within {
-                    guard.remove_regular(&runtime, RemovalReason::Trajectory);
+                    plan(&runtime, guard, &mut out);
                 }
                 continue;
             }
@@ -203,8 +247,16 @@ pub fn remove_trajectories(
             }
         }
         if strictly_inside(&store_dir, &paths.canonical(&pointer)) {
-            guard.remove_regular(&pointer, RemovalReason::Trajectory);
+            plan(&pointer, guard, &mut out);
         }
+    }
+    out
+}
+
+/// Removes planned trajectory sidecars (regular, non-link files inside only).
+pub fn remove_trajectories(planned: &[PathBuf], guard: &mut DirGuard) {
+    for p in planned {
+        guard.remove_regular(p, RemovalReason::Trajectory);
     }
 }
 
@@ -217,16 +269,16 @@ pub struct RetentionRule {
     pub older_than_ms: u64,
 }
 
-/// `cleanupArchivedSessionTranscripts`: deletes archives in `dirs` whose name timestamp
-/// is older than their rule (strict `>`; the first rule whose reason parses decides).
-/// Returns how many files were deleted.
-pub fn apply_retention(
+/// Plans `cleanupArchivedSessionTranscripts`: the archives in `dirs` (as `overlay`
+/// leaves them) whose name timestamp is older than their rule (strict `>`; the first rule
+/// whose reason parses decides). The removals are added to `overlay`.
+pub fn plan_retention(
     dirs: &[PathBuf],
     rules: &[RetentionRule],
     now_ms: i64,
-    guard: &mut DirGuard,
-) -> u64 {
-    let mut removed = 0;
+    overlay: &mut DirOverlay,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut seen = HashSet::new();
     for dir in dirs {
         if !seen.insert(dir.clone()) {
@@ -235,28 +287,43 @@ pub fn apply_retention(
         let Ok(rd) = std::fs::read_dir(dir) else {
             continue;
         };
-        let names: Vec<String> = rd
+        // (name, planned: known to be a regular file once the plan is made)
+        let mut names: Vec<(String, bool)> = rd
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !overlay.is_gone(&dir.join(n)))
+            .map(|n| (n, false))
             .collect();
-        for name in names {
+        names.extend(
+            overlay
+                .renamed_into(dir)
+                .filter_map(|to| to.file_name()?.to_str().map(|n| (n.to_string(), true))),
+        );
+        for (name, planned) in names {
             for rule in rules {
                 let Some(ts) = archive_time(&name, rule.reason) else {
                     continue;
                 };
                 if (now_ms - ts) as i128 > rule.older_than_ms as i128 {
                     let full = dir.join(&name);
-                    if std::fs::metadata(&full).is_ok_and(|m| m.is_file())
-                        && guard.remove(&full, RemovalReason::ArchiveRetention) > 0
-                    {
-                        removed += 1;
+                    if planned || std::fs::metadata(&full).is_ok_and(|m| m.is_file()) {
+                        overlay.remove(&full);
+                        out.push(full);
                     }
                 }
                 break;
             }
         }
     }
-    removed
+    out
+}
+
+/// Deletes planned archives (retention); returns how many files were deleted.
+pub fn remove_archives(planned: &[PathBuf], guard: &mut DirGuard) -> u64 {
+    planned
+        .iter()
+        .filter(|p| guard.remove(p, RemovalReason::ArchiveRetention) > 0)
+        .count() as u64
 }
 
 #[cfg(test)]
@@ -304,6 +371,7 @@ mod tests {
             std::fs::write(root.join(n), "x").unwrap();
         }
         let mut g = DirGuard::new(&root);
+        let mut overlay = DirOverlay::default();
         let rules = [
             RetentionRule {
                 reason: ArchiveReason::Deleted,
@@ -314,15 +382,15 @@ mod tests {
                 older_than_ms: 86_400_000,
             },
         ];
-        assert_eq!(
-            apply_retention(
-                std::slice::from_ref(&root),
-                &rules,
-                1_800_000_000_000,
-                &mut g
-            ),
-            3
+        let planned = plan_retention(
+            std::slice::from_ref(&root),
+            &rules,
+            1_800_000_000_000,
+            &mut overlay,
         );
+        assert_eq!(planned.len(), 3);
+        assert!(overlay.is_gone(&root.join("b.jsonl.deleted.2020-01-01T00-00-00.000Z")));
+        assert_eq!(remove_archives(&planned, &mut g), 3);
         let mut left: Vec<String> = std::fs::read_dir(&root)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

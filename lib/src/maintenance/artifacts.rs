@@ -196,6 +196,8 @@ pub struct Remover<'g> {
     pub dry_run: bool,
     /// The directory guard doing real removals.
     pub guard: &'g mut DirGuard,
+    /// A dry run's removals, in order (the paths a real run would remove).
+    pub planned: Vec<PathBuf>,
 }
 
 impl Remover<'_> {
@@ -206,6 +208,7 @@ impl Remover<'_> {
             if self.simulated.contains(canonical) {
                 return 0;
             }
+            self.planned.push(path.to_path_buf());
             let size = self.sizes.get(canonical).copied().unwrap_or(0);
             if size == 0 {
                 return 0;
@@ -287,6 +290,7 @@ pub fn prune_unreferenced(
         simulated: HashSet::new(),
         dry_run: p.dry_run,
         guard,
+        planned: Vec::new(),
     };
     let mut report = UnreferencedReport {
         scanned_files: (names.len() + blobs.len()) as u64,

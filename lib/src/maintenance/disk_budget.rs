@@ -12,7 +12,7 @@ use super::artifacts::{
 use super::config::{MaintenanceConfig, TEMP_STALE_MS};
 use super::files::{
     mtime_ms, prompt_blob_hash, read_prompt_blob_files, read_sessions_dir_files, DirGuard,
-    RemovalReason, SessionFile,
+    DirOverlay, RemovalReason, SessionFile,
 };
 use super::paths::{trajectory_paths, SessionPaths};
 use super::rules::{is_preserved, WorkingSet};
@@ -47,6 +47,9 @@ pub enum BudgetMode {
     WarnOnly,
     /// Compute what would be removed (preview).
     DryRun,
+    /// Compute what to remove, on the directory as a plan leaves it, and list the removals
+    /// for the caller to make (the apply path, which writes the store first).
+    Plan,
     /// Remove.
     Enforce,
 }
@@ -60,6 +63,8 @@ pub struct BudgetOutcome {
     pub evicted: Vec<usize>,
     /// Canonical paths of the files removed (or that would be).
     pub removed_paths: Vec<PathBuf>,
+    /// [`BudgetMode::Plan`]: the files to remove, in order.
+    pub planned: Vec<PathBuf>,
 }
 
 /// Inputs of one budget pass.
@@ -74,8 +79,10 @@ pub struct BudgetParams<'a> {
     pub preserve: &'a HashSet<String>,
     /// The clock.
     pub now_ms: i64,
-    /// Warn, dry run or enforce.
+    /// Warn, dry run, plan or enforce.
     pub mode: BudgetMode,
+    /// Changes already planned in the directory (plan mode).
+    pub view: Option<&'a DirOverlay>,
 }
 
 /// `enforceSessionDiskBudget` on the live entries of `ws`.
@@ -92,8 +99,16 @@ pub fn enforce_disk_budget(
         return out;
     };
     let real_dir = paths.real_dir();
-    let files = read_sessions_dir_files(real_dir);
-    let blobs = read_prompt_blob_files(real_dir);
+    let (files, blobs) = match p.view {
+        Some(view) => (
+            view.apply(read_sessions_dir_files(real_dir)),
+            view.apply(read_prompt_blob_files(real_dir)),
+        ),
+        None => (
+            read_sessions_dir_files(real_dir),
+            read_prompt_blob_files(real_dir),
+        ),
+    };
     let store_canonical = paths.canonical(p.store_path);
     let store_file_size = files
         .iter()
@@ -147,7 +162,7 @@ pub fn enforce_disk_budget(
         return out;
     }
     let hw = high_water as i64;
-    let dry_run = p.mode == BudgetMode::DryRun;
+    let dry_run = matches!(p.mode, BudgetMode::DryRun | BudgetMode::Plan);
     let referenced = referenced_paths(ws, paths);
     let now = p.now_ms as f64;
     let temp_cutoff = now - TEMP_STALE_MS as f64;
@@ -166,6 +181,7 @@ pub fn enforce_disk_budget(
         simulated: HashSet::new(),
         dry_run,
         guard,
+        planned: Vec::new(),
     };
     let mut removed_files = 0u64;
     let mut freed = 0u64;
@@ -339,5 +355,8 @@ pub fn enforce_disk_budget(
     report.removed_files = removed_files;
     report.freed_bytes = freed;
     out.report = Some(report);
+    if p.mode == BudgetMode::Plan {
+        out.planned = std::mem::take(&mut remover.planned);
+    }
     out
 }

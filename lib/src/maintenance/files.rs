@@ -5,7 +5,7 @@
 //! gateway). Removal and renaming never follow a symlink out of the sessions directory:
 //! a link is removed as a link, and only when its target is a regular file inside.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -140,6 +140,63 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
         }
     }
     out
+}
+
+/// Changes planned in a sessions directory but not made yet (renames to archives,
+/// removals), so that a later step can plan on the directory as it will be: scans are
+/// passed through [`DirOverlay::apply`]. Paths are canonical.
+#[derive(Debug, Clone, Default)]
+pub struct DirOverlay {
+    renamed: HashMap<PathBuf, PathBuf>,
+    removed: HashSet<PathBuf>,
+}
+
+impl DirOverlay {
+    /// Plans a rename of `from` to `to`.
+    pub fn rename(&mut self, from: &Path, to: &Path) {
+        self.renamed.insert(from.to_path_buf(), to.to_path_buf());
+    }
+
+    /// Plans the removal of `path`.
+    pub fn remove(&mut self, path: &Path) {
+        self.removed.insert(path.to_path_buf());
+    }
+
+    /// Whether `path` will be gone (removed or renamed away).
+    pub fn is_gone(&self, path: &Path) -> bool {
+        self.removed.contains(path) || self.renamed.contains_key(path)
+    }
+
+    /// The new paths of the files renamed into `dir`.
+    pub fn renamed_into<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+        self.renamed
+            .values()
+            .filter(move |to| to.parent() == Some(dir))
+    }
+
+    /// The files of a scan as they will be: removed ones dropped, renamed ones under their
+    /// new name (same size and mtime, same place in the scan order).
+    pub fn apply(&self, files: Vec<SessionFile>) -> Vec<SessionFile> {
+        if self.renamed.is_empty() && self.removed.is_empty() {
+            return files;
+        }
+        files
+            .into_iter()
+            .filter(|f| !self.removed.contains(&f.canonical))
+            .map(|f| match self.renamed.get(&f.canonical) {
+                Some(to) => SessionFile {
+                    path: to.clone(),
+                    canonical: to.clone(),
+                    name: to
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    ..f
+                },
+                None => f,
+            })
+            .collect()
+    }
 }
 
 /// What happened to one file, for `--verbose` and the report.

@@ -18,6 +18,7 @@ pub mod artifacts;
 pub mod config;
 pub mod disk_budget;
 pub mod files;
+pub mod journal;
 pub mod missing;
 pub mod paths;
 pub mod report;
@@ -26,6 +27,8 @@ pub mod store_pass;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+
+use crate::atomic_file::AtomicWriteError;
 
 use thiserror::Error;
 
@@ -38,12 +41,13 @@ use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
-    apply_retention, archive_removed, remove_trajectories, RemovedSessions, RetentionRule,
+    archive_dirs, make_archives, plan_archives, plan_retention, plan_trajectories, remove_archives,
+    remove_trajectories, PlannedArchive, RemovedSessions, RetentionRule,
 };
 use artifacts::{prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
-use files::{DirGuard, FileEvent};
+use files::{DirGuard, DirOverlay, FileEvent};
 use paths::SessionPaths;
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
@@ -55,6 +59,9 @@ pub enum CleanupError {
     /// A store could not be read (malformed: exit 65) or written (exit 73).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The pending-archive journal could not be written (nothing was changed).
+    #[error("cannot record the planned archive renames: {0}")]
+    Journal(#[source] AtomicWriteError),
     /// Another clawstate process holds a store lock (`--no-wait`).
     #[error(transparent)]
     Lock(#[from] StoreLockError),
@@ -75,6 +82,7 @@ impl ExitCode for CleanupError {
     fn exit_code(&self) -> i32 {
         match self {
             CleanupError::Store(e) => e.exit_code(),
+            CleanupError::Journal(e) => e.exit_code(),
             CleanupError::Lock(e) => e.exit_code(),
             CleanupError::Targets(e) => e.exit_code(),
             CleanupError::LiveGateway { .. } => exit::TEMP_FAIL,
@@ -340,6 +348,7 @@ pub fn preview_store(
             preserve: &preserve,
             now_ms: now,
             mode: BudgetMode::DryRun,
+            view: None,
         },
     );
     r.budget = budget.evicted.clone();
@@ -392,6 +401,14 @@ fn live_session_ids(ws: &WorkingSet) -> HashSet<&str> {
 
 /// Applies maintenance to one store (`applySessionEntryLifecycleMutation` with forced
 /// maintenance); the caller holds the store lock.
+///
+/// Everything is decided first, on the working set and on the directory as the gateway's
+/// steps would leave it (archiving, trajectory removal, archive retention, disk budget);
+/// then the planned archive renames are recorded in the journal ([`journal`]), the store
+/// is written, and only then are files renamed and removed, in the gateway's order. A
+/// failed store write thus changes nothing, and an interrupted run leaves a store that
+/// references no archived or removed file (the next run finishes the journal's renames).
+/// The gateway renames and removes before it writes the store (deliberate difference).
 pub fn apply_store(
     ctx: &StateContext,
     target: &StoreTarget,
@@ -415,9 +432,16 @@ pub fn apply_store(
     };
     let mut r = Removals::default();
     let mut dm_removed = RemovedSessions::default();
-    let mut retention_removed = 0;
     let mut summary = StoreSummary::new(target, mode, false);
     let mut ws = WorkingSet::new(store.take_facts());
+
+    // Finish the renames of a run interrupted after its store write.
+    let journal = journal::journal_path(&target.store_path);
+    if journal.exists() {
+        let live = live_session_ids(&ws);
+        let referenced = artifacts::referenced_paths(&ws, &paths);
+        journal::recover_journal(&journal, &live, &referenced, &mut guard);
+    }
 
     // Decide everything on the working set, then write the store once.
     if opts.fix_missing {
@@ -447,8 +471,12 @@ pub fn apply_store(
     summary.before_count = ws.len() as u64;
     let budget_mode = match mode {
         MaintenanceMode::Warn => BudgetMode::WarnOnly,
-        MaintenanceMode::Enforce => BudgetMode::Enforce,
+        MaintenanceMode::Enforce => BudgetMode::Plan,
     };
+    let mut overlay = DirOverlay::default();
+    let mut archives: Vec<PlannedArchive> = Vec::new();
+    let mut trajectories: Vec<PathBuf> = Vec::new();
+    let mut expired: Vec<PathBuf> = Vec::new();
     if mode == MaintenanceMode::Enforce {
         if ws.len() as u64 > maintenance.max_entries {
             r.model_run = rules::prune_model_runs(
@@ -465,10 +493,18 @@ pub fn apply_store(
             removed.remember(ws.entry(i));
         }
         let referenced = live_session_ids(&ws);
-        let archived_dirs = archive_removed(&removed, &referenced, &paths, &mut guard, &clock);
+        archives = plan_archives(&removed, &referenced, &paths, &mut overlay, &clock);
         if !removed.is_empty() {
-            remove_trajectories(&removed, &referenced, &paths, &mut guard, ctx.env.cwd());
+            trajectories = plan_trajectories(
+                &removed,
+                &referenced,
+                &paths,
+                &mut guard,
+                &mut overlay,
+                ctx.env.cwd(),
+            );
         }
+        let archived_dirs = archive_dirs(&archives);
         if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
             let dirs = if archived_dirs.is_empty() {
                 vec![paths.sessions_dir().to_path_buf()]
@@ -485,7 +521,7 @@ pub fn apply_store(
                     older_than_ms: ms,
                 });
             }
-            retention_removed = apply_retention(&dirs, &rules, now, &mut guard);
+            expired = plan_retention(&dirs, &rules, now, &mut overlay);
         }
     }
     let budget = enforce_disk_budget(
@@ -499,17 +535,49 @@ pub fn apply_store(
             preserve: &preserve,
             now_ms: now,
             mode: budget_mode,
+            view: Some(&overlay),
         },
     );
     r.budget = budget.evicted;
     summary.disk_budget = budget.report;
     r.repaired.retain(|&i| ws.is_alive(i));
-
-    // Write once, then archive the retired DM sessions and prune unreferenced files.
-    let store_written = store.save(ws.alive())? == SaveOutcome::Written;
-    if !dm_removed.is_empty() {
+    // The retired DM sessions are archived after the budget's removals.
+    for p in &budget.planned {
+        overlay.remove(&paths.canonical(p));
+    }
+    let dm_archives = if dm_removed.is_empty() {
+        Vec::new()
+    } else {
         let referenced = live_session_ids(&ws);
-        archive_removed(&dm_removed, &referenced, &paths, &mut guard, &clock);
+        plan_archives(&dm_removed, &referenced, &paths, &mut overlay, &clock)
+    };
+
+    // Record the renames, write the store, then change files in the gateway's order.
+    let journaled = !archives.is_empty() || !dm_archives.is_empty();
+    if journaled {
+        let all: Vec<PlannedArchive> = archives.iter().chain(&dm_archives).cloned().collect();
+        journal::write_journal(&journal, &all).map_err(CleanupError::Journal)?;
+    }
+    let saved = store.save(ws.alive());
+    let store_written = match saved {
+        Ok(outcome) => outcome == SaveOutcome::Written,
+        Err(e) => {
+            if journaled {
+                journal::remove_journal(&journal);
+            }
+            return Err(e.into());
+        }
+    };
+    make_archives(&archives, &mut guard);
+    remove_trajectories(&trajectories, &mut guard);
+    let retention_removed = remove_archives(&expired, &mut guard);
+    for p in &budget.planned {
+        guard.remove(p, files::RemovalReason::DiskBudget);
+    }
+    make_archives(&dm_archives, &mut guard);
+    guard.sync();
+    if journaled {
+        journal::remove_journal(&journal);
     }
     let unreferenced = if mode == MaintenanceMode::Enforce {
         prune_unreferenced(

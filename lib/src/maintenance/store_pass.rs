@@ -8,6 +8,7 @@
 //! load-time holes) and the prompt-blob projection. The gateway's preview measures entries
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -19,7 +20,9 @@ use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
     normalize_entry_with_holes, EntryVerdict, Holes,
 };
-use crate::store::prompt_blobs::{self, hydrate_entry, project_for_persistence, PromptBlob};
+use crate::store::prompt_blobs::{
+    self, hydrate_entry_cached, project_for_persistence, BlobCache, PromptBlob,
+};
 use crate::store::scan::StoreScan;
 use crate::store::{SaveOutcome, StoreError};
 
@@ -51,6 +54,16 @@ pub struct Facts {
 impl Facts {
     /// The facts of an entry already normalised (`durable` and blobs computed here).
     pub fn of(key: &str, entry: &Map<String, Value>, sessions_dir: &Path) -> Self {
+        let mut facts = Facts::of_without_blobs(key, entry);
+        if entry.contains_key("skillsSnapshot") {
+            let (projected, needed) = project_for_persistence(entry, sessions_dir);
+            facts.set_blobs(projected.as_ref().unwrap_or(entry), &needed);
+        }
+        facts
+    }
+
+    /// The facts but the blob ones.
+    fn of_without_blobs(key: &str, entry: &Map<String, Value>) -> Self {
         let str_of = |k: &str| entry.get(k).and_then(Value::as_str).map(str::to_string);
         let mut checkpoint_files = Vec::new();
         if let Some(Value::Array(cps)) = entry.get("compactionCheckpoints") {
@@ -68,7 +81,7 @@ impl Facts {
                 }
             }
         }
-        let mut facts = Facts {
+        Facts {
             key: key.to_string(),
             updated_at: entry.get("updatedAt").and_then(Value::as_f64),
             session_id: str_of("sessionId").filter(|s| !s.is_empty()),
@@ -76,28 +89,45 @@ impl Facts {
             durable: is_durable_entry(key, entry),
             checkpoint_files,
             ..Default::default()
-        };
-        if entry.contains_key("skillsSnapshot") {
-            let (projected, needed) = project_for_persistence(entry, sessions_dir);
-            let e = projected.as_ref().unwrap_or(entry);
-            facts.blob_hash = e
-                .get("skillsSnapshot")
-                .and_then(|s| s.get("promptRef"))
-                .filter(|r| r.get("algorithm").and_then(Value::as_str) == Some("sha256"))
-                .and_then(|r| r.get("hash"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            facts.blob = needed.first().map(|b| {
-                let hash = b
-                    .path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("")
-                    .to_string();
-                (hash, b.bytes.len() as u64)
-            });
         }
-        facts
+    }
+
+    /// Sets the blob facts from the entry's persisted form and the blobs it needs.
+    fn set_blobs(&mut self, persisted: &Map<String, Value>, needed: &[PromptBlob]) {
+        self.blob_hash = persisted
+            .get("skillsSnapshot")
+            .and_then(|s| s.get("promptRef"))
+            .filter(|r| r.get("algorithm").and_then(Value::as_str) == Some("sha256"))
+            .and_then(|r| r.get("hash"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.blob = needed.first().map(|b| {
+            let hash = b
+                .path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("")
+                .to_string();
+            (hash, b.bytes.len() as u64)
+        });
+    }
+
+    /// The facts and the written chunk of an entry after the load (and save) pass, with
+    /// the blobs it needs: the entry is projected for persistence once.
+    fn with_chunk(
+        key: &str,
+        entry: &Map<String, Value>,
+        sessions_dir: &Path,
+    ) -> (Self, String, Vec<PromptBlob>) {
+        let (projected, needed) = project_for_persistence(entry, sessions_dir);
+        let persisted = projected.as_ref().unwrap_or(entry);
+        let mut f = Facts::of_without_blobs(key, entry);
+        if entry.contains_key("skillsSnapshot") {
+            f.set_blobs(persisted, &needed);
+        }
+        let chunk = chunk_text(key, persisted);
+        f.chunk_len = chunk.len() as i64;
+        (f, chunk, needed)
     }
 }
 
@@ -123,8 +153,11 @@ pub struct StoreFacts {
     entries: Vec<Facts>,
     /// For each surviving entry, its raw index in the scan.
     raw_index: Vec<usize>,
-    /// Apply mode: each entry's written chunk and the blobs it needs.
-    chunks: Vec<(String, Vec<PromptBlob>)>,
+    /// Apply mode: each entry's written chunk and the blobs it needs (indices in `blobs`).
+    chunks: Vec<(String, Vec<usize>)>,
+    /// The blobs entries need, each once.
+    blobs: Vec<PromptBlob>,
+    blob_ids: HashMap<PathBuf, usize>,
     changed_on_load: bool,
 }
 
@@ -225,11 +258,12 @@ fn peek_facts(key: &str, raw: &str) -> Peeked {
 fn load_pass(
     value: Option<Value>,
     sessions_dir: &Path,
+    blobs: &mut BlobCache,
 ) -> Option<(Map<String, Value>, Holes, bool)> {
     let Value::Object(mut entry) = value? else {
         return None;
     };
-    let mut changed = hydrate_entry(&mut entry, sessions_dir);
+    let mut changed = hydrate_entry_cached(&mut entry, sessions_dir, blobs);
     let mut holes = Holes::default();
     match normalize_entry_with_holes(&mut entry, &mut holes) {
         EntryVerdict::Drop => None,
@@ -240,19 +274,14 @@ fn load_pass(
     }
 }
 
-/// The chunk of an entry as written (`  "<key>": {…}`) and the blobs it needs.
-fn chunk_of(
-    key: &str,
-    entry: &Map<String, Value>,
-    sessions_dir: &Path,
-) -> (String, Vec<PromptBlob>) {
-    let (projected, blobs) = project_for_persistence(entry, sessions_dir);
+/// The chunk of an entry as written (`  "<key>": {…}`), from its persisted form.
+fn chunk_text(key: &str, persisted: &Map<String, Value>) -> String {
     let mut out = String::with_capacity(512);
     out.push_str("  ");
     jsjson::write_string(&mut out, key);
     out.push_str(": ");
-    jsjson::write_object(&mut out, projected.as_ref().unwrap_or(entry), Some(1));
-    (out, blobs)
+    jsjson::write_object(&mut out, persisted, Some(1));
+    out
 }
 
 impl StoreFacts {
@@ -267,8 +296,11 @@ impl StoreFacts {
             entries: Vec::with_capacity(scan.len()),
             raw_index: Vec::with_capacity(scan.len()),
             chunks: Vec::new(),
+            blobs: Vec::new(),
+            blob_ids: HashMap::new(),
             scan,
         };
+        let mut blobs = BlobCache::default();
         for i in 0..out.scan.len() {
             let key = out.scan.key(i);
             if mode == (PassMode::Preview { chunks: false }) {
@@ -283,19 +315,19 @@ impl StoreFacts {
                 }
             }
             let Some((mut entry, mut holes, changed)) =
-                load_pass(out.scan.entry_value(i), sessions_dir)
+                load_pass(out.scan.entry_value(i), sessions_dir, &mut blobs)
             else {
                 out.changed_on_load = true;
                 continue;
             };
             out.changed_on_load |= changed;
             match mode {
-                PassMode::Preview { chunks } => {
-                    let mut f = Facts::of(key, &entry, sessions_dir);
-                    if chunks {
-                        f.chunk_len = chunk_of(key, &entry, sessions_dir).0.len() as i64;
-                    }
-                    out.entries.push(f);
+                PassMode::Preview { chunks: false } => {
+                    out.entries.push(Facts::of(key, &entry, sessions_dir));
+                }
+                PassMode::Preview { chunks: true } => {
+                    out.entries
+                        .push(Facts::with_chunk(key, &entry, sessions_dir).0);
                 }
                 PassMode::Apply => {
                     if normalize_entry_fields_with_holes(&mut entry, &mut holes)
@@ -303,16 +335,30 @@ impl StoreFacts {
                     {
                         continue;
                     }
-                    let mut f = Facts::of(key, &entry, sessions_dir);
-                    let chunk = chunk_of(key, &entry, sessions_dir);
-                    f.chunk_len = chunk.0.len() as i64;
+                    let (f, chunk, needed) = Facts::with_chunk(key, &entry, sessions_dir);
+                    let ids = out.intern_blobs(needed);
                     out.entries.push(f);
-                    out.chunks.push(chunk);
+                    out.chunks.push((chunk, ids));
                 }
             }
             out.raw_index.push(i);
         }
         Ok(out)
+    }
+
+    /// Keeps one copy of each blob (entries mostly share a few prompts).
+    fn intern_blobs(&mut self, needed: Vec<PromptBlob>) -> Vec<usize> {
+        needed
+            .into_iter()
+            .map(|b| match self.blob_ids.get(&b.path) {
+                Some(&id) => id,
+                None => {
+                    self.blob_ids.insert(b.path.clone(), self.blobs.len());
+                    self.blobs.push(b);
+                    self.blobs.len() - 1
+                }
+            })
+            .collect()
     }
 
     /// The store file.
@@ -342,9 +388,14 @@ impl StoreFacts {
 
     /// Entry `i` after the load pass, with `session_file` set when given (for display).
     pub fn entry(&self, i: usize, session_file: Option<&str>) -> Map<String, Value> {
-        let mut e = load_pass(self.scan.entry_value(self.raw_index[i]), &self.sessions_dir)
-            .map(|(e, _, _)| e)
-            .unwrap_or_default();
+        let blobs = &mut BlobCache::default();
+        let mut e = load_pass(
+            self.scan.entry_value(self.raw_index[i]),
+            &self.sessions_dir,
+            blobs,
+        )
+        .map(|(e, _, _)| e)
+        .unwrap_or_default();
         if let Some(f) = session_file {
             e.insert("sessionFile".into(), Value::String(f.to_string()));
         }
@@ -355,8 +406,12 @@ impl StoreFacts {
     /// load-time holes; then, when applying, the save pass) and returns its new facts.
     pub fn repair(&mut self, i: usize, session_file: &str, mode: PassMode) -> Option<Facts> {
         let key = self.key(i).to_string();
-        let (mut entry, _, _) =
-            load_pass(self.scan.entry_value(self.raw_index[i]), &self.sessions_dir)?;
+        let blobs = &mut BlobCache::default();
+        let (mut entry, _, _) = load_pass(
+            self.scan.entry_value(self.raw_index[i]),
+            &self.sessions_dir,
+            blobs,
+        )?;
         entry.insert(
             "sessionFile".into(),
             Value::String(session_file.to_string()),
@@ -364,12 +419,11 @@ impl StoreFacts {
         if mode == PassMode::Apply {
             normalize_entry_fields_with_holes(&mut entry, &mut Holes::default());
         }
-        let mut f = Facts::of(&key, &entry, &self.sessions_dir);
+        let (mut f, chunk, needed) = Facts::with_chunk(&key, &entry, &self.sessions_dir);
         f.repaired = true;
-        let chunk = chunk_of(&key, &entry, &self.sessions_dir);
-        f.chunk_len = chunk.0.len() as i64;
         if mode == PassMode::Apply {
-            self.chunks[i] = chunk;
+            let ids = self.intern_blobs(needed);
+            self.chunks[i] = (chunk, ids);
         }
         Some(f)
     }
@@ -399,8 +453,14 @@ impl StoreFacts {
         if existed && !self.changed_on_load && disk == text {
             return Ok(SaveOutcome::Unchanged);
         }
-        for (_, blobs) in kept() {
-            for blob in blobs {
+        // Each blob once (the gateway rewrites or touches it once per entry: same result).
+        let mut written = vec![false; self.blobs.len()];
+        for (_, ids) in kept() {
+            for &id in ids {
+                if std::mem::replace(&mut written[id], true) {
+                    continue;
+                }
+                let blob = &self.blobs[id];
                 prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
                     path: blob.path.clone(),
                     source,
@@ -462,7 +522,7 @@ mod tests {
         for raw in cases {
             let mut value = crate::jsjson::parse_value(raw).ok();
             value.iter_mut().for_each(crate::jsjson::apply_js_key_order);
-            let full = load_pass(value, Path::new("/s"))
+            let full = load_pass(value, Path::new("/s"), &mut BlobCache::default())
                 .map(|(e, _, _)| Facts::of("agent:main:k", &e, Path::new("/s")));
             match peek_facts("agent:main:k", raw) {
                 Peeked::Facts(f) => {

@@ -134,6 +134,18 @@ pub enum DbError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A write to the database, its WAL or its WAL index failed (a full disk, an I/O
+    /// error): SQLITE_FULL and the write-side SQLITE_IOERR codes.
+    #[error("{path}: cannot write the state database ({step}): {cause}")]
+    WriteFailed {
+        /// The database.
+        path: PathBuf,
+        /// What SQLite was doing.
+        step: &'static str,
+        /// The cause: "No space left on device" when the file system is full, else
+        /// SQLite's message.
+        cause: String,
+    },
     /// SQLite reported an error.
     #[error("{path}: {source}")]
     Sqlite {
@@ -151,6 +163,12 @@ impl DbError {
             DbError::Busy {
                 path: path.to_path_buf(),
             }
+        } else if let Some(step) = write_failure_step(&source) {
+            DbError::WriteFailed {
+                path: path.to_path_buf(),
+                step,
+                cause: write_failure_cause(path, &source),
+            }
         } else {
             DbError::Sqlite {
                 path: path.to_path_buf(),
@@ -166,7 +184,9 @@ impl ExitCode for DbError {
             DbError::Busy { .. } | DbError::ExternallySupervised { .. } => exit::TEMP_FAIL,
             DbError::NewerSchema { .. } | DbError::OlderSchema { .. } => exit::DATA_ERR,
             DbError::NotStateDb { .. } => exit::DATA_ERR,
-            DbError::UnsupportedFilesystem { .. } | DbError::Create { .. } => exit::CANT_CREATE,
+            DbError::UnsupportedFilesystem { .. }
+            | DbError::Create { .. }
+            | DbError::WriteFailed { .. } => exit::CANT_CREATE,
             DbError::Sqlite { source, .. } => match source.sqlite_error_code() {
                 Some(ErrorCode::NotADatabase) | Some(ErrorCode::DatabaseCorrupt) => exit::DATA_ERR,
                 Some(ErrorCode::ReadOnly) | Some(ErrorCode::CannotOpen) => exit::CANT_CREATE,
@@ -175,6 +195,62 @@ impl ExitCode for DbError {
             },
         }
     }
+}
+
+/// What SQLite was doing when a write-side error struck (SQLITE_FULL; SQLITE_IOERR with
+/// the extended codes SHMSIZE, WRITE, FSYNC, DIR_FSYNC, TRUNCATE); `None` for others.
+fn write_failure_step(e: &rusqlite::Error) -> Option<&'static str> {
+    use rusqlite::ffi;
+    let rusqlite::Error::SqliteFailure(f, _) = e else {
+        return None;
+    };
+    match f.extended_code {
+        ffi::SQLITE_IOERR_SHMSIZE => Some("sizing its WAL index, the -shm file"),
+        ffi::SQLITE_IOERR_WRITE => Some("writing"),
+        ffi::SQLITE_IOERR_FSYNC | ffi::SQLITE_IOERR_DIR_FSYNC => Some("syncing"),
+        ffi::SQLITE_IOERR_TRUNCATE => Some("truncating"),
+        _ if f.code == ErrorCode::DiskFull => Some("writing"),
+        _ => None,
+    }
+}
+
+/// The cause of a write-side failure: SQLite does not say which OS error it met, so a file
+/// system with no space left (statvfs of the database's directory) is named as such.
+fn write_failure_cause(path: &Path, e: &rusqlite::Error) -> String {
+    let sqlite_message = match e {
+        rusqlite::Error::SqliteFailure(f, Some(m)) if f.code == ErrorCode::DiskFull => m.clone(),
+        rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::DiskFull => {
+            "database or disk is full".to_string()
+        }
+        other => other.to_string(),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if free_bytes(dir).is_some_and(|free| free < 64 * 1024) {
+        let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        if sqlite_message.contains("full") {
+            format!("{sqlite_message}: {enospc}")
+        } else {
+            enospc.to_string()
+        }
+    } else {
+        sqlite_message
+    }
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a valid NUL-terminated path and a zeroed out-parameter.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// Whether a SQLite error means another connection holds a lock.

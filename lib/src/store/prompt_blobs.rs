@@ -94,11 +94,35 @@ fn read_valid_blob(sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
     (sha256_hex(text.as_bytes()) == r.hash && text.len() as f64 == r.bytes).then_some(text)
 }
 
+/// The blobs one load already read and verified, by (hash, bytes): entries of a store
+/// mostly share a handful of skill prompts, so each blob is read and hashed once.
+#[derive(Debug, Default)]
+pub struct BlobCache(std::collections::HashMap<(String, u64), Option<String>>);
+
+impl BlobCache {
+    fn read(&mut self, sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
+        let key = (r.hash.to_string(), r.bytes.to_bits());
+        self.0
+            .entry(key)
+            .or_insert_with(|| read_valid_blob(sessions_dir, r))
+            .clone()
+    }
+}
+
 /// Load-time hydration of one entry (`hydrateSessionStoreSkillPromptRefs`): when
 /// `skillsSnapshot` is present (truthy) without a string `prompt`, restore the prompt from
 /// a valid `promptRef` blob (`promptRef` removed, `prompt` last, or in place if a non-string
 /// `prompt` key was there), else delete `skillsSnapshot`. Returns whether the entry changed.
 pub fn hydrate_entry(entry: &mut Map<String, Value>, sessions_dir: &Path) -> bool {
+    hydrate_entry_cached(entry, sessions_dir, &mut BlobCache::default())
+}
+
+/// [`hydrate_entry`] with the blobs read through `cache` (one load of one store).
+pub fn hydrate_entry_cached(
+    entry: &mut Map<String, Value>,
+    sessions_dir: &Path,
+    cache: &mut BlobCache,
+) -> bool {
     let snapshot = entry.get("skillsSnapshot");
     if !snapshot.is_some_and(crate::session_key::js_truthy) {
         return false;
@@ -109,7 +133,7 @@ pub fn hydrate_entry(entry: &mut Map<String, Value>, sessions_dir: &Path) -> boo
     }
     let prompt = match snapshot {
         Value::Object(s) => {
-            parse_prompt_ref(s.get("promptRef")).and_then(|r| read_valid_blob(sessions_dir, &r))
+            parse_prompt_ref(s.get("promptRef")).and_then(|r| cache.read(sessions_dir, &r))
         }
         _ => None,
     };
