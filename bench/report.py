@@ -41,7 +41,7 @@ PLAN = {
              [["run.py", "--sizes", "1000,10000", "--rounds", "1"]]),
     "cleanup": ("`claw-sessions cleanup` — store maintenance",
                 [["cleanup.py", "--entries", "10000", "--rounds", "3"],
-                 ["cleanup.py", "--entries", "100000", "--rounds", "3"]],
+                 ["cleanup.py", "--entries", "100000", "--rounds", "2"]],
                 [["cleanup.py", "--entries", "2000", "--rounds", "1"]]),
     "transcript": ("`claw-transcript` — history, tail, check",
                    [["transcript.py", "--sizes", "10,100,1000", "--rounds", "3"]],
