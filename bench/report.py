@@ -154,8 +154,13 @@ def plot(docs, path):
             panels.append((doc["bench"], ops))
     if not panels:
         return False
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
-    for ax, (bench, ops) in zip(axes[0], panels):
+    cols = min(3, len(panels))
+    rows_n = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5.6 * cols, 4.6 * rows_n), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(panels):]:
+        ax.axis("off")
+    for ax, (bench, ops) in zip(flat, panels):
         for i, (op, rows) in enumerate(ops.items()):
             color = f"C{i}"
             xs = [r["size"] for r in rows]
