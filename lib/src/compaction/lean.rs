@@ -19,51 +19,9 @@ use super::scan::{meaningful_text, Facts, FileOp, FileOps, RepairView, Role};
 use crate::transcript::entry::{js_len, js_trim};
 use crate::transcript::tree::js_truthy;
 
-/// Any value, checked as `Value` parsing checks it, then dropped.
-struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
-        d.deserialize_any(SkipVisitor)
-    }
-}
-
-struct SkipVisitor;
-
-impl<'de> Visitor<'de> for SkipVisitor {
-    type Value = Skip;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Skip, A::Error> {
-        while a.next_element::<Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Skip, A::Error> {
-        while a.next_key::<Skip>()?.is_some() {
-            a.next_value::<Skip>()?;
-        }
-        Ok(Skip)
-    }
-}
+// `Skip`: any value, checked as `Value` parsing checks it, then dropped (shared with the
+// transcript's partial parses).
+use crate::transcript::partial::{Skip, SkipVisitor};
 
 /// A scalar field: absent, null, a string, a number, or anything else.
 #[derive(Debug, Default, Clone, PartialEq)]

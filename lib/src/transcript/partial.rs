@@ -32,7 +32,8 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
-struct SkipVisitor;
+/// The visitor behind [`Skip`], for deserialisers that validate a nested value in place.
+pub(crate) struct SkipVisitor;
 
 impl<'de> Visitor<'de> for SkipVisitor {
     type Value = Skip;
