@@ -669,28 +669,7 @@ impl<'a> RepairView<'a> {
             s("model"),
             s("stopReason"),
             repair_result_id(m).map(Cow::Borrowed),
-            || {
-                let Some(Value::Array(blocks)) = m.get("content") else {
-                    return Vec::new();
-                };
-                blocks
-                    .iter()
-                    .filter_map(Value::as_object)
-                    .filter_map(|b| {
-                        let id = b
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .filter(|s| !s.is_empty())?;
-                        let t = b.get("type").and_then(Value::as_str)?;
-                        matches!(t, "toolCall" | "toolUse" | "functionCall").then(|| {
-                            (
-                                id.to_string(),
-                                b.get("name").and_then(Value::as_str).map(String::from),
-                            )
-                        })
-                    })
-                    .collect()
-            },
+            || crate::transcript::repair::tool_calls_in(m),
         )
     }
 }

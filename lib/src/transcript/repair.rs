@@ -361,6 +361,11 @@ fn tool_result_id(m: &Value) -> Option<String> {
 
 /// `extractToolCallsFromAssistant`: (id, name) of `toolCall`/`toolUse`/`functionCall` blocks.
 pub fn tool_calls(m: &Value) -> Vec<(String, Option<String>)> {
+    m.as_object().map(tool_calls_in).unwrap_or_default()
+}
+
+/// [`tool_calls`] of a message already known to be an object.
+pub fn tool_calls_in(m: &serde_json::Map<String, Value>) -> Vec<(String, Option<String>)> {
     let Some(Value::Array(blocks)) = m.get("content") else {
         return Vec::new();
     };
