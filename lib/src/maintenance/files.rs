@@ -287,7 +287,14 @@ impl DirGuard {
 
     /// Whether `p` (lexically) lies inside the sessions directory.
     pub fn contains(&self, p: &Path) -> bool {
+        // No `..` anywhere below the directory either: `a/../../x` leaves it once `a`
+        // exists (or is a symlink), whatever the text looks like (e.g. a path read back
+        // from a pending-archive journal).
         relative_inside(&self.real_dir, p)
+            && p.strip_prefix(&self.real_dir).is_ok_and(|rest| {
+                rest.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+            })
     }
 
     fn skip(&mut self, path: &Path, why: &str) {

@@ -148,4 +148,26 @@ mod tests {
             "c"
         );
     }
+
+    #[test]
+    fn a_journal_never_renames_outside_the_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(d.path()).unwrap();
+        let root = top.join("sessions");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(top.join("victim"), "keep").unwrap();
+        let j = journal_path(&root.join("sessions.json"));
+        let sneaky = root.join("sub/../../victim");
+        let plan = vec![PlannedArchive {
+            session_id: Some("x".into()),
+            from: sneaky.clone(),
+            to: root.join("sub/../../victim.deleted"),
+        }];
+        write_journal(&j, &plan).unwrap();
+        let mut g = DirGuard::new(&root);
+        let done = recover_journal(&j, &HashSet::new(), &PathSet::new(&root), &mut g);
+        assert_eq!(done, 0);
+        assert_eq!(std::fs::read_to_string(top.join("victim")).unwrap(), "keep");
+        assert!(!top.join("victim.deleted").exists());
+    }
 }
