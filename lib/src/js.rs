@@ -353,8 +353,8 @@ pub(crate) mod tests {
         fn from_offset(_: &FixedOffset) -> Self {
             NewYork
         }
-        fn offset_from_local_date(&self, _: &NaiveDate) -> LocalResult<FixedOffset> {
-            unimplemented!()
+        fn offset_from_local_date(&self, local: &NaiveDate) -> LocalResult<FixedOffset> {
+            self.offset_from_local_datetime(&local.and_time(chrono::NaiveTime::MIN))
         }
         fn offset_from_local_datetime(&self, local: &NaiveDateTime) -> LocalResult<FixedOffset> {
             let est = FixedOffset::west_opt(5 * 3600).unwrap();
@@ -370,8 +370,8 @@ pub(crate) mod tests {
                 (false, false) => LocalResult::None,
             }
         }
-        fn offset_from_utc_date(&self, _: &NaiveDate) -> FixedOffset {
-            unimplemented!()
+        fn offset_from_utc_date(&self, utc: &NaiveDate) -> FixedOffset {
+            self.offset_from_utc_datetime(&utc.and_time(chrono::NaiveTime::MIN))
         }
         fn offset_from_utc_datetime(&self, utc: &NaiveDateTime) -> FixedOffset {
             let (start, end) = Self::dst_bounds_utc(utc.year());
