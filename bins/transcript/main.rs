@@ -876,6 +876,37 @@ fn write_io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
     move |e| Failure::new(exit::CANT_CREATE, format!("{}: {e}", path.display()))
 }
 
+/// Where header recovery keeps the original: `<path><suffix>` (`.corrupt-<ts>-<8hex>.jsonl`).
+fn corrupt_copy_path(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Keeps the original in `corrupt_copy` (never over an existing file, exit 73), then
+/// replaces the transcript atomically with `new_bytes` when there are any.
+fn write_rewrite(
+    path: &Path,
+    corrupt_copy: Option<&Path>,
+    original: &[u8],
+    new_bytes: Option<&[u8]>,
+) -> Result<(), Failure> {
+    if let Some(copy) = corrupt_copy {
+        let created = clawstate::atomic_file::create_new_file(copy, original, 0o600)
+            .map_err(write_io(copy))?;
+        if !created {
+            return Err(Failure::new(
+                exit::CANT_CREATE,
+                format!("{}: already exists", copy.display()),
+            ));
+        }
+    }
+    if let Some(b) = new_bytes {
+        clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
+    }
+    Ok(())
+}
+
 fn repair_cmd(
     ctx: &StateContext,
     mode: OutputMode,
@@ -939,26 +970,16 @@ fn repair_cmd(
         .bytes
         .clone()
         .or_else(|| recovery.as_ref().map(|r| r.bytes.clone()));
-    let mut corrupt_copy: Option<PathBuf> = None;
-    if let Some(r) = &recovery {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(&r.backup_suffix);
-        corrupt_copy = Some(PathBuf::from(name));
-    }
+    let corrupt_copy = recovery
+        .as_ref()
+        .map(|r| corrupt_copy_path(path, &r.backup_suffix));
     if !dry_run {
-        if let (Some(copy), Some(_)) = (&corrupt_copy, &recovery) {
-            let created = clawstate::atomic_file::create_new_file(copy, &content, 0o600)
-                .map_err(write_io(copy))?;
-            if !created {
-                return Err(Failure::new(
-                    exit::CANT_CREATE,
-                    format!("{}: already exists", copy.display()),
-                ));
-            }
-        }
-        if let Some(b) = &new_bytes {
-            clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
-        }
+        write_rewrite(
+            path,
+            corrupt_copy.as_deref(),
+            &content,
+            new_bytes.as_deref(),
+        )?;
     }
     let r = &outcome.report;
     doc.insert("changed".into(), json!(new_bytes.is_some()));
@@ -1063,11 +1084,9 @@ fn migrate_cmd(
     let cwd = ctx.env.cwd().to_string_lossy().into_owned();
     let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
     let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
-    let corrupt_copy = recovery.as_ref().map(|r| {
-        let mut name = path.as_os_str().to_os_string();
-        name.push(&r.backup_suffix);
-        PathBuf::from(name)
-    });
+    let corrupt_copy = recovery
+        .as_ref()
+        .map(|r| corrupt_copy_path(path, &r.backup_suffix));
     let (report, new_bytes) = match &recovery {
         Some(r) => (r.migration.clone(), Some(r.bytes.clone())),
         None => {
@@ -1084,19 +1103,12 @@ fn migrate_cmd(
         }
     };
     if !dry_run {
-        if let Some(copy) = &corrupt_copy {
-            let created = clawstate::atomic_file::create_new_file(copy, &content, 0o600)
-                .map_err(write_io(copy))?;
-            if !created {
-                return Err(Failure::new(
-                    exit::CANT_CREATE,
-                    format!("{}: already exists", copy.display()),
-                ));
-            }
-        }
-        if let Some(b) = &new_bytes {
-            clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
-        }
+        write_rewrite(
+            path,
+            corrupt_copy.as_deref(),
+            &content,
+            new_bytes.as_deref(),
+        )?;
     }
     let doc = json!({
         "path": path.to_string_lossy(),

@@ -232,6 +232,23 @@ struct Removals {
 }
 
 impl Removals {
+    /// Model-run probes under cap pressure, then stale entries, then the cap (the
+    /// gateway's order), recorded per step.
+    fn prune_and_cap(
+        &mut self,
+        ws: &mut WorkingSet,
+        now: i64,
+        maintenance: &MaintenanceConfig,
+        preserve: &HashSet<String>,
+    ) {
+        if ws.len() as u64 > maintenance.max_entries {
+            self.model_run =
+                rules::prune_model_runs(ws, now, maintenance.model_run_prune_after_ms, preserve);
+        }
+        self.stale = rules::prune_stale(ws, now, maintenance.prune_after_ms, preserve);
+        self.capped = rules::cap_entries(ws, maintenance.max_entries, preserve);
+    }
+
     fn action_rows(&self, store: &StoreFacts, ws: &WorkingSet) -> Vec<ActionRow> {
         let mut actions: HashMap<usize, Action> = HashMap::new();
         // The first label wins: the gateway checks in this priority order.
@@ -312,16 +329,7 @@ pub fn preview_store(
         r.dm_scope =
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
     }
-    if ws.len() as u64 > maintenance.max_entries {
-        r.model_run = rules::prune_model_runs(
-            &mut ws,
-            now,
-            maintenance.model_run_prune_after_ms,
-            &preserve,
-        );
-    }
-    r.stale = rules::prune_stale(&mut ws, now, maintenance.prune_after_ms, &preserve);
-    r.capped = rules::cap_entries(&mut ws, maintenance.max_entries, &preserve);
+    r.prune_and_cap(&mut ws, now, maintenance, &preserve);
     let mut exclude = PathSet::new(paths.real_dir());
     for &i in r
         .model_run
@@ -478,16 +486,7 @@ pub fn apply_store(
     let mut trajectories: Vec<PathBuf> = Vec::new();
     let mut expired: Vec<PathBuf> = Vec::new();
     if mode == MaintenanceMode::Enforce {
-        if ws.len() as u64 > maintenance.max_entries {
-            r.model_run = rules::prune_model_runs(
-                &mut ws,
-                now,
-                maintenance.model_run_prune_after_ms,
-                &preserve,
-            );
-        }
-        r.stale = rules::prune_stale(&mut ws, now, maintenance.prune_after_ms, &preserve);
-        r.capped = rules::cap_entries(&mut ws, maintenance.max_entries, &preserve);
+        r.prune_and_cap(&mut ws, now, maintenance, &preserve);
         let mut removed = RemovedSessions::default();
         for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
             removed.remember(ws.entry(i));
