@@ -12,6 +12,7 @@ use clawstate::lifecycle::{expand_patch_shorthands, merge_patch, validate_patche
 use clawstate::paths::Environment;
 use clawstate::session_key as sk;
 use clawstate::session_ops::{self, WriteOptions};
+use clawstate::maintenance::store_pass::{PassMode, StoreFacts};
 use clawstate::store::normalize::normalize_entry;
 use clawstate::store::scan::StoreScan;
 use clawstate::store::{LoadOptions, SessionStore};
@@ -194,6 +195,47 @@ pub fn store(data: &[u8]) {
         assert_eq!(
             e3, e2,
             "load(serialise(load(x))) does not settle after two rounds"
+        );
+    }
+
+    // Maintenance reads a store in the form the gateway writes (canonical text) down a lean
+    // road: it must write back exactly what the full load and save write, and give the
+    // facts the full pass gives (the same values written compactly take the full pass).
+    let lean_path = dir.join("lean.json");
+    std::fs::write(&lean_path, &text1).unwrap();
+    let mut full = SessionStore::load(&lean_path, LoadOptions::default())
+        .unwrap_or_else(|e| panic!("our own serialisation does not load: {e}"));
+    let facts = StoreFacts::read(&lean_path, &dir, PassMode::Apply)
+        .unwrap_or_else(|e| panic!("StoreFacts cannot read what SessionStore reads: {e}"));
+    let alive = vec![true; facts.len()];
+    if let Err(e) = facts.save(&alive) {
+        assert_not_denied("lean save", &e);
+        panic!("lean save inside the sandbox failed: {e}");
+    }
+    let lean_text = std::fs::read_to_string(&lean_path).unwrap();
+    std::fs::write(&lean_path, &text1).unwrap();
+    full.save().expect("save inside the sandbox");
+    assert_eq!(
+        lean_text,
+        std::fs::read_to_string(&lean_path).unwrap(),
+        "the lean road writes other bytes than the full load and save"
+    );
+    let compact = clawstate::jsjson::to_string_compact(&Value::Object(store.entries().clone()));
+    let compact_path = dir.join("compact.json");
+    for mode in [
+        PassMode::Preview { chunks: false },
+        PassMode::Preview { chunks: true },
+        PassMode::Apply,
+    ] {
+        std::fs::write(&lean_path, &text1).unwrap();
+        std::fs::write(&compact_path, &compact).unwrap();
+        let mut lean = StoreFacts::read(&lean_path, &dir, mode).expect("lean read");
+        let mut slow = StoreFacts::read(&compact_path, &dir, mode).expect("compact read");
+        // Chunk lengths too: the full pass measures the canonical text it would write.
+        assert_eq!(
+            lean.take_facts(),
+            slow.take_facts(),
+            "lean and full facts differ ({mode:?})"
         );
     }
 

@@ -319,14 +319,6 @@ pub fn parse_agent_session_key(key: &str) -> Option<AgentSessionKey> {
     })
 }
 
-/// The lower-cased, trimmed agent rest of `key`, or the whole key when it is not agent-scoped.
-fn lowered_rest(key: &str) -> String {
-    match parse_agent_session_key(key) {
-        Some(p) => lower_trim(&p.rest),
-        None => lower_trim(key),
-    }
-}
-
 /// `isCronSessionKey`: an agent-scoped key whose rest starts with `cron:`.
 pub fn is_cron_key(key: &str) -> bool {
     parse_agent_session_key(key).is_some_and(|p| lower_trim(&p.rest).starts_with("cron:"))
@@ -696,16 +688,32 @@ pub fn thread_id(key: &str) -> Option<&str> {
 
 /// Whether a key is synthetic for maintenance: subagent, ACP, cron, acp-bridge, hook, node or heartbeat.
 pub fn is_synthetic_key(key: &str) -> bool {
-    let rest = lowered_rest(key);
-    is_subagent_key(key)
-        || is_acp_key(key)
-        || is_cron_key(key)
+    synthetic_and_rest(key).0
+}
+
+/// [`is_synthetic_key`] and the key's lowered rest, from one parse of the key (the
+/// subagent, ACP and cron predicates each parse it otherwise).
+fn synthetic_and_rest(key: &str) -> (bool, String) {
+    let raw = js_trim(key);
+    let parsed = parse_agent_session_key(key);
+    let rest = match &parsed {
+        Some(p) => lower_trim(&p.rest),
+        None => lower_trim(key),
+    };
+    let agent_rest = |prefix: &str| parsed.is_some() && rest.starts_with(prefix);
+    let head = raw.to_lowercase();
+    let subagent = !raw.is_empty() && (head.starts_with("subagent:") || agent_rest("subagent:"));
+    let acp = !raw.is_empty() && (head.starts_with("acp:") || agent_rest("acp:"));
+    let synthetic = subagent
+        || acp
+        || agent_rest("cron:")
         || rest.starts_with("acp-bridge:")
         || rest.starts_with("hook:")
         || rest.starts_with("node:")
         || rest == "heartbeat"
         || rest.ends_with(":heartbeat")
-        || rest.contains(":heartbeat:")
+        || rest.contains(":heartbeat:");
+    (synthetic, rest)
 }
 
 fn shape_regexes() -> &'static [Regex; 2] {
@@ -723,13 +731,13 @@ fn shape_regexes() -> &'static [Regex; 2] {
 
 /// Whether an entry is durable by its own key and chat type (§4.2 without the preserve set).
 pub fn is_durable_entry(key: &str, entry: &Map<String, Value>) -> bool {
-    if is_synthetic_key(key) {
+    let (synthetic, rest) = synthetic_and_rest(key);
+    if synthetic {
         return false;
     }
     if thread_id(key).is_some() {
         return true;
     }
-    let rest = lowered_rest(key);
     let re = shape_regexes();
     if re[0].is_match(&rest) || re[1].is_match(&rest) {
         return true;
@@ -1024,6 +1032,52 @@ mod tests {
         assert_eq!(thread_id("a"), None);
         // İ lengthens the lower-cased copy by one unit: the index lands one unit late.
         assert_eq!(thread_id("İ:thread:abc"), Some("bc"));
+    }
+
+    #[test]
+    fn synthetic_from_one_parse_matches_the_predicates() {
+        let keys = [
+            "agent:main:subagent:x",
+            " Subagent:x",
+            "subagent:",
+            "agent:main:acp:x",
+            "ACP:y",
+            "agent:main:cron:job:run:1",
+            "cron:job",
+            "agent:main:acp-bridge:z",
+            "hook:x",
+            "agent:main:hook:x",
+            "agent:Main:node:a",
+            "heartbeat",
+            "agent:main:heartbeat",
+            "agent:main:x:heartbeat",
+            "agent:main:x:heartbeat:y",
+            "agent:main:telegram:group:1",
+            "agent:main:",
+            "agent::x",
+            "agent:main::x",
+            "",
+            "  ",
+            "agent:main:Signal:group:AbC",
+            "agent:main:matrix:channel:!Room:thread:1",
+            "x:HEARTBEAT",
+        ];
+        for key in keys {
+            let rest = match parse_agent_session_key(key) {
+                Some(p) => lower_trim(&p.rest),
+                None => lower_trim(key),
+            };
+            let old = is_subagent_key(key)
+                || is_acp_key(key)
+                || is_cron_key(key)
+                || rest.starts_with("acp-bridge:")
+                || rest.starts_with("hook:")
+                || rest.starts_with("node:")
+                || rest == "heartbeat"
+                || rest.ends_with(":heartbeat")
+                || rest.contains(":heartbeat:");
+            assert_eq!(synthetic_and_rest(key), (old, rest), "{key:?}");
+        }
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! load-time holes) and the prompt-blob projection. The gateway's preview measures entries
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -16,15 +17,16 @@ use serde_json::{Map, Value};
 use crate::atomic_file::replace_file;
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
+use crate::store::canonical::{self, Member};
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
     normalize_entry_with_holes, EntryVerdict, Holes,
 };
 use crate::store::prompt_blobs::{
-    self, hydrate_entry_cached, project_for_persistence, BlobCache, PromptBlob,
+    self, blob_path, hydrate_entry_cached, project_for_persistence, BlobCache, PromptBlob,
 };
 use crate::store::scan::StoreScan;
-use crate::store::{SaveOutcome, StoreError};
+use crate::store::{read_store_text, SaveOutcome, StoreError, StoreText};
 
 /// What the rules need to know about one entry.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -154,7 +156,7 @@ pub struct StoreFacts {
     /// For each surviving entry, its raw index in the scan.
     raw_index: Vec<usize>,
     /// Apply mode: each entry's written chunk and the blobs it needs (indices in `blobs`).
-    chunks: Vec<(String, Vec<usize>)>,
+    chunks: Vec<(Chunk, Vec<usize>)>,
     /// The blobs entries need, each once.
     blobs: Vec<PromptBlob>,
     blob_ids: HashMap<PathBuf, usize>,
@@ -284,66 +286,472 @@ fn chunk_text(key: &str, persisted: &Map<String, Value>) -> String {
     out
 }
 
+/// The text an entry is written as.
+#[derive(Debug)]
+enum Chunk {
+    /// The entry's bytes in the file as read (`  "<key>": {…}`): already canonical.
+    InFile(Range<usize>),
+    /// Serialised anew.
+    Owned(String),
+}
+
+impl Chunk {
+    fn text<'a>(&'a self, file: &'a str) -> &'a str {
+        match self {
+            Chunk::InFile(r) => &file[r.clone()],
+            Chunk::Owned(s) => s,
+        }
+    }
+}
+
+/// Whether a top-level entry field is one the load and save passes or the rules read or
+/// write; every other field passes through both passes untouched.
+fn is_deciding_field(name: &str) -> bool {
+    // No deciding name is shorter than 4 or longer than 33 bytes, and most fields of an
+    // entry are not deciding: the first byte rules most of them out.
+    if !(4..=33).contains(&name.len())
+        || !matches!(
+            name.as_bytes()[0],
+            b'c' | b'd' | b'g' | b'l' | b'm' | b'o' | b'p' | b'r' | b's' | b'u'
+        )
+    {
+        return false;
+    }
+    matches!(
+        name,
+        // The shape rules and the rules' facts.
+        "sessionId" | "sessionFile" | "updatedAt" | "chatType" | "origin"
+            | "compactionCheckpoints"
+            // Legacy migrations and model fields.
+            | "provider" | "channel" | "lastProvider" | "lastChannel" | "room"
+            | "groupChannel" | "model" | "modelProvider"
+            // Delivery.
+            | "route" | "deliveryContext" | "lastTo" | "lastAccountId" | "lastThreadId"
+            | "pendingFinalDelivery" | "pendingFinalDeliveryText"
+            | "pendingFinalDeliveryCreatedAt" | "pendingFinalDeliveryLastAttemptAt"
+            | "pendingFinalDeliveryAttemptCount" | "pendingFinalDeliveryLastError"
+            | "pendingFinalDeliveryContext" | "pendingFinalDeliveryIntentId"
+            | "restartRecoveryDeliveryContext" | "restartRecoveryDeliveryRunId"
+            // Plugins and skills.
+            | "pluginExtensions" | "pluginExtensionSlotKeys" | "skillsSnapshot"
+    )
+}
+
+/// A canonical value's text read as `JSON.parse` reads it (plain strings and small
+/// integers without the parser).
+fn canonical_value(raw: &str) -> Option<Value> {
+    let b = raw.as_bytes();
+    match b.first()? {
+        b'"' if !b.iter().any(|&c| c == b'\\' || c == 0xF4) => {
+            Some(Value::String(raw[1..raw.len() - 1].to_string()))
+        }
+        b'0'..=b'9' if b.len() <= 15 && b.iter().all(u8::is_ascii_digit) => {
+            raw.parse::<u64>().ok().map(Value::from)
+        }
+        b't' => Some(Value::Bool(true)),
+        b'f' => Some(Value::Bool(false)),
+        b'n' => Some(Value::Null),
+        _ => jsjson::parse_value(raw).ok(),
+    }
+}
+
+/// The canonical `promptRef` a load and a save give back as it is: `(hash, bytes)` when
+/// `snapshot` has no `prompt` and ends with `promptRef: {version: 1, algorithm:
+/// "sha256", hash, bytes}` exactly.
+fn canonical_prompt_ref(snapshot: &Value) -> Option<(&str, u64)> {
+    let Value::Object(s) = snapshot else {
+        return None;
+    };
+    if s.contains_key("prompt") {
+        return None;
+    }
+    let (last, Value::Object(r)) = s.iter().next_back()? else {
+        return None;
+    };
+    if last != "promptRef" || r.len() != 4 {
+        return None;
+    }
+    let mut it = r.iter();
+    let (Some(("version", v)), Some(("algorithm", a)), Some(("hash", h)), Some(("bytes", n))) = (
+        it.next().map(|(k, v)| (k.as_str(), v)),
+        it.next().map(|(k, v)| (k.as_str(), v)),
+        it.next().map(|(k, v)| (k.as_str(), v)),
+        it.next().map(|(k, v)| (k.as_str(), v)),
+    ) else {
+        return None;
+    };
+    (v.as_u64() == Some(1) && a.as_str() == Some("sha256"))
+        .then(|| Some((h.as_str()?, n.as_u64()?)))
+        .flatten()
+}
+
+/// What the lean road made of one entry.
+#[derive(Debug)]
+enum Lean {
+    /// The entry's facts after the pass; `changed`: the pass changed the entry;
+    /// `identity`: its persisted text is its text as read.
+    Kept {
+        facts: Facts,
+        changed: bool,
+        identity: bool,
+    },
+    /// The gateway drops the entry.
+    Dropped,
+    /// Something the lean road does not decide: take the full pass.
+    Full,
+}
+
+/// An entry whose text is canonical (`members`: its top-level members, as offsets into
+/// `text`) put through the load pass (and the save pass when applying) on its deciding
+/// fields alone ([`is_deciding_field`]): the other fields are neither read nor changed by
+/// the passes, so the facts and the change are those of the whole entry, and when nothing
+/// but the prompt round trip happened, the entry is written back as its text.
+fn lean_entry(
+    key: &str,
+    text: &str,
+    members: &[Member],
+    sessions_dir: &Path,
+    mode: PassMode,
+    blobs: &mut BlobCache,
+) -> Lean {
+    let mut mini = Map::new();
+    for m in members {
+        // Deciding names are plain ASCII: their literals hold no escape.
+        let name = &text[m.key.start + 1..m.key.end - 1];
+        if !is_deciding_field(name) {
+            continue;
+        }
+        let Some(v) = canonical_value(&text[m.value.clone()]) else {
+            return Lean::Full;
+        };
+        mini.insert(name.to_string(), v);
+    }
+    // A snapshot ending with a valid canonical promptRef: the load restores the prompt
+    // (a change) and the save puts the same promptRef back (the text stays).
+    let mut restored: Option<(String, u64)> = None;
+    let mut changed = false;
+    let mut identity = true;
+    if let Some(snapshot) = mini.get("skillsSnapshot") {
+        match canonical_prompt_ref(snapshot) {
+            Some((hash, bytes)) if blobs.round_trips(sessions_dir, hash, bytes) => {
+                restored = Some((hash.to_string(), bytes));
+                changed = true;
+            }
+            _ => {
+                if hydrate_entry_cached(&mut mini, sessions_dir, blobs) {
+                    changed = true;
+                    identity = false;
+                }
+            }
+        }
+    }
+    let mut holes = Holes::default();
+    match normalize_entry_with_holes(&mut mini, &mut holes) {
+        EntryVerdict::Drop => return Lean::Dropped,
+        EntryVerdict::Keep { changed: c } => {
+            changed |= c;
+            identity &= !c;
+        }
+    }
+    if mode == PassMode::Apply
+        && !identity
+        && normalize_entry_fields_with_holes(&mut mini, &mut holes) == EntryVerdict::Drop
+    {
+        return Lean::Dropped;
+    }
+    let mut facts = Facts::of_without_blobs(key, &mini);
+    match restored {
+        Some((hash, bytes)) => {
+            facts.blob_hash = Some(hash.clone());
+            facts.blob = Some((hash, bytes));
+        }
+        None if mini.contains_key("skillsSnapshot") => {
+            let (projected, needed) = project_for_persistence(&mini, sessions_dir);
+            identity &= projected.is_none();
+            facts.set_blobs(projected.as_ref().unwrap_or(&mini), &needed);
+        }
+        None => {}
+    }
+    Lean::Kept {
+        facts,
+        changed,
+        identity,
+    }
+}
+
+/// One top-level entry of a canonical store, as a walk over it found it.
+#[derive(Debug)]
+struct WalkedEntry {
+    key: String,
+    /// Where its key literal starts in the file.
+    key_start: usize,
+    /// Its value, in the file.
+    value: Range<usize>,
+    /// `None`: not an object (the gateway drops it).
+    lean: Option<Lean>,
+}
+
+/// Walks one segment of a canonical store body (offset `base` in the file), taking every
+/// entry down the lean road; `None` when the text is not canonical.
+fn walk_canonical_segment(
+    body: &str,
+    base: usize,
+    segment: Range<usize>,
+    sessions_dir: &Path,
+    mode: PassMode,
+) -> Option<Vec<WalkedEntry>> {
+    let mut blobs = BlobCache::default();
+    // Entries are seldom under 300 bytes: reserve so that the vector never moves.
+    let mut out = Vec::with_capacity(segment.len() / 300 + 16);
+    let mut failed = false;
+    let walked = canonical::walk_segment(body, segment, |m, members| {
+        let Some(key) = canonical::literal_text(&body[m.key.clone()]) else {
+            failed = true;
+            return false;
+        };
+        let key = key.into_owned();
+        let lean =
+            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, &mut blobs));
+        out.push(WalkedEntry {
+            key,
+            key_start: base + m.key.start,
+            value: base + m.value.start..base + m.value.end,
+            lean,
+        });
+        true
+    });
+    (walked && !failed).then_some(out)
+}
+
+/// How many threads a canonical store is walked with.
+fn walk_threads(body_len: usize) -> usize {
+    if body_len < 4 << 20 {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Walks a whole canonical store body in parallel segments; `None` when the text is not
+/// canonical, or holds keys a walk cannot order (array indices) or duplicate keys.
+fn walk_canonical(st: &StoreText, sessions_dir: &Path, mode: PassMode) -> Option<Vec<WalkedEntry>> {
+    let body = &st.text[st.body_start..];
+    if jsjson::may_hold_reserved(body) {
+        return None;
+    }
+    let segments = canonical::segments(body, walk_threads(body.len()))?;
+    let base = st.body_start;
+    let parts: Vec<Option<Vec<WalkedEntry>>> = if segments.len() <= 1 {
+        segments
+            .into_iter()
+            .map(|seg| walk_canonical_segment(body, base, seg, sessions_dir, mode))
+            .collect()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = segments
+                .into_iter()
+                .map(|seg| {
+                    scope.spawn(move || walk_canonical_segment(body, base, seg, sessions_dir, mode))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().ok().flatten())
+                .collect()
+        })
+    };
+    let mut entries = Vec::new();
+    for part in parts {
+        entries.extend(part?);
+    }
+    let mut seen: HashSet<&str> = HashSet::with_capacity(entries.len());
+    for e in &entries {
+        if jsjson::is_array_index(&e.key) || !seen.insert(&e.key) {
+            return None;
+        }
+    }
+    Some(entries)
+}
+
 impl StoreFacts {
     /// Reads the store at `path` (missing: empty; malformed: the same errors as a full
     /// load) and computes every entry's facts.
+    ///
+    /// A store in the form the gateway writes it (see [`canonical`]) is walked once, in
+    /// parallel, each entry taking the lean road ([`lean_entry`]); any other store is
+    /// split by the JSON parser, and its canonical entries still take the lean road.
     pub fn read(path: &Path, sessions_dir: &Path, mode: PassMode) -> Result<Self, StoreError> {
-        let scan = StoreScan::open(path)?;
-        let mut out = StoreFacts {
+        let st = read_store_text(path)?;
+        if let Some(walked) = st
+            .as_ref()
+            .and_then(|st| walk_canonical(st, sessions_dir, mode))
+        {
+            let st = st.expect("walked text");
+            let bom = st.body_start > 0;
+            let split = walked
+                .iter()
+                .map(|e| (e.key.clone(), e.value.clone()))
+                .collect();
+            let scan = StoreScan::from_split(path, st, split);
+            let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
+            let mut blobs = BlobCache::default();
+            for (i, e) in walked.into_iter().enumerate() {
+                let chunk = e.key_start - 2..e.value.end;
+                out.push_lean(i, e.lean, Some(chunk), mode, &mut blobs);
+            }
+            return Ok(out);
+        }
+        let scan = StoreScan::from_text(path, st)?;
+        let bom = scan.text().starts_with('\u{feff}');
+        let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
+        let mut blobs = BlobCache::default();
+        let mut members = Vec::new();
+        for i in 0..out.scan.len() {
+            let lean = if out.scan.is_direct()
+                && canonical::object_members(out.scan.text(), out.scan.range(i), 1, &mut members)
+            {
+                let key = out.scan.key(i).to_string();
+                Some(lean_entry(
+                    &key,
+                    out.scan.text(),
+                    &members,
+                    sessions_dir,
+                    mode,
+                    &mut blobs,
+                ))
+            } else {
+                None
+            };
+            match lean {
+                Some(lean) => out.push_lean(i, Some(lean), None, mode, &mut blobs),
+                None => out.push_full(i, mode, &mut blobs),
+            }
+        }
+        Ok(out)
+    }
+
+    fn empty(path: &Path, sessions_dir: &Path, scan: StoreScan, bom: bool) -> Self {
+        StoreFacts {
             path: path.to_path_buf(),
             sessions_dir: sessions_dir.to_path_buf(),
-            changed_on_load: scan.text().starts_with('\u{feff}'),
+            changed_on_load: bom,
             entries: Vec::with_capacity(scan.len()),
             raw_index: Vec::with_capacity(scan.len()),
             chunks: Vec::new(),
             blobs: Vec::new(),
             blob_ids: HashMap::new(),
             scan,
-        };
-        let mut blobs = BlobCache::default();
-        for i in 0..out.scan.len() {
-            let key = out.scan.key(i);
-            if mode == (PassMode::Preview { chunks: false }) {
-                match peek_facts(key, out.scan.raw_entry(i)) {
-                    Peeked::Facts(f) => {
-                        out.entries.push(f);
-                        out.raw_index.push(i);
-                        continue;
-                    }
-                    Peeked::Dropped => continue,
-                    Peeked::Full => {}
-                }
-            }
-            let Some((mut entry, mut holes, changed)) =
-                load_pass(out.scan.entry_value(i), sessions_dir, &mut blobs)
-            else {
-                out.changed_on_load = true;
-                continue;
-            };
-            out.changed_on_load |= changed;
-            match mode {
-                PassMode::Preview { chunks: false } => {
-                    out.entries.push(Facts::of(key, &entry, sessions_dir));
-                }
-                PassMode::Preview { chunks: true } => {
-                    out.entries
-                        .push(Facts::with_chunk(key, &entry, sessions_dir).0);
-                }
-                PassMode::Apply => {
-                    if normalize_entry_fields_with_holes(&mut entry, &mut holes)
-                        == EntryVerdict::Drop
-                    {
-                        continue;
-                    }
-                    let (f, chunk, needed) = Facts::with_chunk(key, &entry, sessions_dir);
-                    let ids = out.intern_blobs(needed);
-                    out.entries.push(f);
-                    out.chunks.push((chunk, ids));
-                }
-            }
-            out.raw_index.push(i);
         }
-        Ok(out)
+    }
+
+    /// Adds raw entry `i` from what the lean road made of it (`None`: not an object);
+    /// `chunk`: where its written text lies in the file, when it is there as a whole.
+    fn push_lean(
+        &mut self,
+        i: usize,
+        lean: Option<Lean>,
+        chunk: Option<Range<usize>>,
+        mode: PassMode,
+        blobs: &mut BlobCache,
+    ) {
+        let (mut facts, changed, identity) = match lean {
+            None | Some(Lean::Dropped) => {
+                self.changed_on_load = true;
+                return;
+            }
+            Some(Lean::Full) => return self.push_full(i, mode, blobs),
+            Some(Lean::Kept {
+                facts,
+                changed,
+                identity,
+            }) => (facts, changed, identity),
+        };
+        let wants_chunk = mode != PassMode::Preview { chunks: false };
+        if wants_chunk && !identity {
+            return self.push_full(i, mode, blobs);
+        }
+        self.changed_on_load |= changed;
+        if wants_chunk {
+            let chunk = match chunk {
+                Some(r) => Chunk::InFile(r),
+                None => {
+                    let value = &self.scan.text()[self.scan.range(i)];
+                    let mut s = String::with_capacity(value.len() + 64);
+                    s.push_str("  ");
+                    jsjson::write_string(&mut s, self.scan.key(i));
+                    s.push_str(": ");
+                    s.push_str(value);
+                    Chunk::Owned(s)
+                }
+            };
+            facts.chunk_len = chunk.text(self.scan.text()).len() as i64;
+            if mode == PassMode::Apply {
+                let ids = match &facts.blob {
+                    Some((hash, bytes)) => self.intern_blob(hash, *bytes, blobs),
+                    None => Vec::new(),
+                };
+                self.chunks.push((chunk, ids));
+            }
+        }
+        self.entries.push(facts);
+        self.raw_index.push(i);
+    }
+
+    /// Adds raw entry `i` through the full load (and save) pass.
+    fn push_full(&mut self, i: usize, mode: PassMode, blobs: &mut BlobCache) {
+        let key = self.scan.key(i).to_string();
+        if mode == (PassMode::Preview { chunks: false }) {
+            match peek_facts(&key, self.scan.raw_entry(i)) {
+                Peeked::Facts(f) => {
+                    self.entries.push(f);
+                    self.raw_index.push(i);
+                    return;
+                }
+                Peeked::Dropped => return,
+                Peeked::Full => {}
+            }
+        }
+        let Some((mut entry, mut holes, changed)) =
+            load_pass(self.scan.entry_value(i), &self.sessions_dir, blobs)
+        else {
+            self.changed_on_load = true;
+            return;
+        };
+        self.changed_on_load |= changed;
+        match mode {
+            PassMode::Preview { chunks: false } => {
+                self.entries
+                    .push(Facts::of(&key, &entry, &self.sessions_dir));
+            }
+            PassMode::Preview { chunks: true } => {
+                self.entries
+                    .push(Facts::with_chunk(&key, &entry, &self.sessions_dir).0);
+            }
+            PassMode::Apply => {
+                if normalize_entry_fields_with_holes(&mut entry, &mut holes) == EntryVerdict::Drop {
+                    return;
+                }
+                let (f, chunk, needed) = Facts::with_chunk(&key, &entry, &self.sessions_dir);
+                let ids = self.intern_blobs(needed);
+                self.entries.push(f);
+                self.chunks.push((Chunk::Owned(chunk), ids));
+            }
+        }
+        self.raw_index.push(i);
+    }
+
+    /// The blob `hash` of `bytes` bytes, interned (read once).
+    fn intern_blob(&mut self, hash: &str, bytes: u64, blobs: &mut BlobCache) -> Vec<usize> {
+        let path = blob_path(&self.sessions_dir, hash);
+        if let Some(&id) = self.blob_ids.get(&path) {
+            return vec![id];
+        }
+        match blobs.text(&self.sessions_dir, hash, bytes) {
+            Some(text) => self.intern_blobs(vec![PromptBlob {
+                path,
+                bytes: text.into_bytes(),
+            }]),
+            None => Vec::new(),
+        }
     }
 
     /// Keeps one copy of each blob (entries mostly share a few prompts).
@@ -423,7 +831,7 @@ impl StoreFacts {
         f.repaired = true;
         if mode == PassMode::Apply {
             let ids = self.intern_blobs(needed);
-            self.chunks[i] = (chunk, ids);
+            self.chunks[i] = (Chunk::Owned(chunk), ids);
         }
         Some(f)
     }
@@ -439,16 +847,16 @@ impl StoreFacts {
                 .filter(|(_, a)| **a)
                 .map(|(c, _)| c)
         };
-        let len: usize = kept().map(|(c, _)| c.len() + 2).sum();
+        let disk = self.scan.text();
+        let len: usize = kept().map(|(c, _)| c.text(disk).len() + 2).sum();
         let mut text = String::with_capacity(len + 4);
         let mut any = false;
         for (chunk, _) in kept() {
             text.push_str(if any { ",\n" } else { "{\n" });
-            text.push_str(chunk);
+            text.push_str(chunk.text(disk));
             any = true;
         }
         text.push_str(if any { "\n}" } else { "{}" });
-        let disk = self.scan.text();
         let existed = !disk.is_empty();
         if existed && !self.changed_on_load && disk == text {
             return Ok(SaveOutcome::Unchanged);
@@ -499,6 +907,103 @@ mod tests {
             assert_eq!(ours, theirs, "{text}");
             assert_eq!(ours_text, std::fs::read_to_string(&p).unwrap(), "{text}");
         }
+    }
+
+    /// Canonical stores (the lean road) give the facts, the load change and the written
+    /// bytes of the full pass: the same entries written compactly take the full pass.
+    #[test]
+    fn the_lean_road_agrees_with_the_full_pass() {
+        let d = tempfile::tempdir().unwrap();
+        // Blobs: a valid one (prompt stored as a blob), a valid short one (inline when
+        // saved), and refs to a missing blob.
+        let long = "skills prompt ".repeat(60);
+        let short = "short prompt";
+        let mut refs = Vec::new();
+        for text in [long.as_str(), short] {
+            let hash = {
+                use sha2::Digest;
+                let d = sha2::Sha256::digest(text.as_bytes());
+                d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            };
+            let path = blob_path(d.path(), &hash);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            refs.push(serde_json::json!({"version": 1, "algorithm": "sha256", "hash": hash, "bytes": text.len()}));
+        }
+        let missing = serde_json::json!({"version": 1, "algorithm": "sha256", "hash": "0".repeat(64), "bytes": 5});
+        let entries = serde_json::json!({
+            "agent:main:telegram:group:1": {"sessionId": "a1", "updatedAt": 5, "chatType": "group",
+                "channel": "telegram", "lastChannel": "telegram", "lastTo": "telegram:1",
+                "deliveryContext": {"channel": "telegram", "to": "telegram:1"},
+                "route": {"channel": "telegram", "target": {"to": "telegram:1"}}, "misc": [1, {"x": null}]},
+            "agent:main:telegram:direct:2": {"sessionId": "a2", "updatedAt": 6,
+                "channel": "telegram", "lastChannel": "telegram", "lastTo": "telegram:2",
+                "deliveryContext": {"channel": "telegram", "to": "telegram:3"}},
+            "agent:main:explicit:ref": {"sessionId": "a3", "updatedAt": 7,
+                "skillsSnapshot": {"skills": [], "promptRef": refs[0]}},
+            "agent:main:explicit:ref-not-last": {"sessionId": "a4",
+                "skillsSnapshot": {"promptRef": refs[0], "version": 1}},
+            "agent:main:explicit:ref-short": {"sessionId": "a5", "skillsSnapshot": {"promptRef": refs[1]}},
+            "agent:main:explicit:ref-missing": {"sessionId": "a6", "skillsSnapshot": {"promptRef": missing}},
+            "agent:main:explicit:inline-long": {"sessionId": "a7", "skillsSnapshot": {"prompt": long}},
+            "agent:main:explicit:inline-short": {"sessionId": "a8", "skillsSnapshot": {"prompt": short, "resolvedSkills": [1]}},
+            "agent:main:explicit:falsy": {"sessionId": "a9", "skillsSnapshot": 0},
+            "agent:main:cron:job:run:1": {"sessionId": " padded ", "updatedAt": -1, "model": " m "},
+            "agent:main:subagent:x": {"sessionId": "../evil"},
+            "agent:main:explicit:array": [1, 2],
+            "agent:main:explicit:number": 5,
+            "agent:main:explicit:legacy": {"sessionId": "b1", "provider": "slack", "room": "r"},
+            "agent:main:explicit:file-only": {"sessionId": "x:y", "sessionFile": "/tmp/f.jsonl",
+                "compactionCheckpoints": [{"preCompaction": {"sessionFile": " /tmp/c.jsonl "}}],
+                "origin": {"chatType": "Channel", "threadId": 4}},
+            "agent:main:explicit:pending": {"sessionId": "b2", "pendingFinalDelivery": true,
+                "pendingFinalDeliveryText": 5, "pluginExtensions": {" p ": {"n": 1}}},
+            "agent:main:explicit:floats": {"sessionId": "b3", "updatedAt": 1.5, "cost": 0.1, "big": 1e21},
+            "agent:main:explicit:escapes": {"sessionId": "b4", "label": "a\"b\n\u{1}é\u{2028}"},
+            "agent:main:telegram:direct:9:thread:7": {"sessionId": "b5", "lastThreadId": 7},
+        });
+        let map = entries.as_object().unwrap();
+        let canonical = crate::jsjson::to_string_pretty(&entries);
+        let compact = serde_json::to_string(&entries).unwrap();
+        let p = d.path().join("sessions.json");
+        let modes = [
+            PassMode::Preview { chunks: false },
+            PassMode::Preview { chunks: true },
+            PassMode::Apply,
+        ];
+        for mode in modes {
+            std::fs::write(&p, &canonical).unwrap();
+            let lean = StoreFacts::read(&p, d.path(), mode).unwrap();
+            std::fs::write(&p, &compact).unwrap();
+            let full = StoreFacts::read(&p, d.path(), mode).unwrap();
+            assert_eq!(lean.entries, full.entries, "{mode:?}");
+            assert_eq!(lean.changed_on_load, full.changed_on_load, "{mode:?}");
+            assert_eq!(lean.len(), full.len());
+            if mode == PassMode::Apply {
+                std::fs::write(&p, &canonical).unwrap();
+                let alive = vec![true; lean.len()];
+                lean.save(&alive).unwrap();
+                let ours = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(&p, &canonical).unwrap();
+                let mut store = SessionStore::load(&p, LoadOptions::default()).unwrap();
+                store.save().unwrap();
+                assert_eq!(ours, std::fs::read_to_string(&p).unwrap());
+            }
+        }
+        // The walk really took the lean road for the canonical entries.
+        let st = read_store_text(&{
+            std::fs::write(&p, &canonical).unwrap();
+            p.clone()
+        })
+        .unwrap()
+        .unwrap();
+        let walked = walk_canonical(&st, d.path(), PassMode::Apply).unwrap();
+        assert_eq!(walked.len(), map.len());
+        let identity = walked
+            .iter()
+            .filter(|e| matches!(e.lean, Some(Lean::Kept { identity: true, .. })))
+            .count();
+        assert!(identity >= 5, "{identity} entries written as read");
     }
 
     /// The peek gives the same facts as the full load pass.

@@ -6,6 +6,7 @@
 //! non-object store is an error and is never replaced; every write is an fsync'd atomic
 //! replace.
 
+pub mod canonical;
 pub mod normalize;
 pub mod prompt_blobs;
 pub mod scan;

@@ -97,15 +97,54 @@ fn read_valid_blob(sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
 /// The blobs one load already read and verified, by (hash, bytes): entries of a store
 /// mostly share a handful of skill prompts, so each blob is read and hashed once.
 #[derive(Debug, Default)]
-pub struct BlobCache(std::collections::HashMap<(String, u64), Option<String>>);
+pub struct BlobCache {
+    texts: std::collections::HashMap<(String, u64), Option<String>>,
+    /// Per blob: whether a load and a save give its `promptRef` back unchanged.
+    round_trips: std::collections::HashMap<(String, u64), bool>,
+}
 
 impl BlobCache {
-    fn read(&mut self, sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
+    fn get(&mut self, sessions_dir: &Path, r: &PromptRef<'_>) -> &Option<String> {
         let key = (r.hash.to_string(), r.bytes.to_bits());
-        self.0
+        self.texts
             .entry(key)
             .or_insert_with(|| read_valid_blob(sessions_dir, r))
-            .clone()
+    }
+
+    fn read(&mut self, sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
+        self.get(sessions_dir, r).clone()
+    }
+
+    /// The text of the valid blob `hash` of `bytes` bytes (see [`hydrate_entry`]).
+    pub fn text(&mut self, sessions_dir: &Path, hash: &str, bytes: u64) -> Option<String> {
+        self.read(
+            sessions_dir,
+            &PromptRef {
+                hash,
+                bytes: bytes as f64,
+            },
+        )
+    }
+
+    /// Whether a snapshot whose last key is the canonical `promptRef` of this blob
+    /// (`{version: 1, algorithm: "sha256", hash, bytes}`) comes back byte for byte from a
+    /// load and a save: the blob is valid, not empty, and its prompt is stored as a blob
+    /// again (hydration puts the prompt last, projection puts this same `promptRef` last).
+    pub fn round_trips(&mut self, sessions_dir: &Path, hash: &str, bytes: u64) -> bool {
+        let key = (hash.to_string(), (bytes as f64).to_bits());
+        if let Some(&known) = self.round_trips.get(&key) {
+            return known;
+        }
+        let r = PromptRef {
+            hash,
+            bytes: bytes as f64,
+        };
+        let verdict = self
+            .get(sessions_dir, &r)
+            .as_deref()
+            .is_some_and(|t| !t.is_empty() && should_store_as_blob(t));
+        self.round_trips.insert(key, verdict);
+        verdict
     }
 }
 

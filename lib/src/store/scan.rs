@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::normalize::{normalize_entry, EntryVerdict};
-use super::{read_store_text, StoreError};
+use super::{read_store_text, StoreError, StoreText};
 use crate::jsjson::{self, apply_js_key_order, is_array_index};
 
 /// The raw entries of a store, in JavaScript key order, duplicates resolved as
@@ -65,7 +65,12 @@ impl StoreScan {
     /// Reads and splits `path`; a missing store is empty. Malformed or non-object stores
     /// are the same errors as [`super::SessionStore::load`] gives.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let Some(st) = read_store_text(path)? else {
+        Self::from_text(path, read_store_text(path)?)
+    }
+
+    /// [`StoreScan::open`] of text already read (`None`: no store).
+    pub fn from_text(path: &Path, st: Option<StoreText>) -> Result<Self, StoreError> {
+        let Some(st) = st else {
             return Ok(StoreScan {
                 path: path.to_path_buf(),
                 text: String::new(),
@@ -117,6 +122,31 @@ impl StoreScan {
             entries,
             warnings: st.warnings,
         })
+    }
+
+    /// A scan of `st` split elsewhere: `entries` are the keys and value ranges (in
+    /// `st.text`) in JavaScript key order, without duplicates, as [`StoreScan::open`]
+    /// would give them.
+    pub fn from_split(path: &Path, st: StoreText, entries: Vec<(String, Range<usize>)>) -> Self {
+        StoreScan {
+            path: path.to_path_buf(),
+            text: st.text,
+            mapped: None,
+            entries,
+            warnings: st.warnings,
+        }
+    }
+
+    /// Whether the entry ranges point into the file's text as read (not into a mapped
+    /// copy of it, see [`StoreScan::raw_entry`]).
+    pub fn is_direct(&self) -> bool {
+        self.mapped.is_none()
+    }
+
+    /// The byte range of raw entry `i`'s value in [`StoreScan::text`] (when
+    /// [`StoreScan::is_direct`]).
+    pub fn range(&self, i: usize) -> Range<usize> {
+        self.entries[i].1.clone()
     }
 
     /// The store file.
