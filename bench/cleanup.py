@@ -135,12 +135,17 @@ def gen(sessions: Path, n: int, seed: int = 1) -> None:
             e = {"sessionId": sid, "updatedAt": updated}
             if rnd.random() < 0.9:
                 e["sessionFile"] = str(path)
+            # As the gateway writes them (a fixpoint of its load normalisation): lastTo
+            # mirrors deliveryContext.to, and the derived route comes last (below). The
+            # second draw keeps the seeded stream, and so every other field, as it was.
+            to = f"{ch}:{rnd.getrandbits(40)}"
+            rnd.getrandbits(40)
             e.update({
                 "chatType": chat,
                 "channel": ch,
                 "lastChannel": ch,
-                "lastTo": f"{ch}:{rnd.getrandbits(40)}",
-                "deliveryContext": {"channel": ch, "to": f"{ch}:{rnd.getrandbits(40)}"},
+                "lastTo": to,
+                "deliveryContext": {"channel": ch, "to": to},
                 "thinkingLevel": rnd.choice(["low", "medium", "high"]),
                 "inputTokens": rnd.randint(0, 200000),
                 "outputTokens": rnd.randint(0, 50000),
@@ -162,6 +167,9 @@ def gen(sessions: Path, n: int, seed: int = 1) -> None:
                     "checkpointId": f"c{i}", "sessionKey": key, "sessionId": sid, "createdAt": updated - DAY,
                     "reason": "auto", "preCompaction": {"sessionId": sid, "sessionFile": str(cp)},
                     "postCompaction": {"sessionId": sid, "sessionFile": str(path)}}]
+            # The route the gateway's load derives from the delivery fields, where its first
+            # write put it (last): the entry is a fixpoint of the load normalisation.
+            e["route"] = {"channel": ch, "target": {"to": to}}
             f.write(("," if i else "") + "\n  " + json.dumps(key) + ": " + json.dumps(e, indent=2).replace("\n", "\n  "))
             if rnd.random() < 0.99:  # 1 % of the entries lost their transcript
                 k = rnd.randint(1, 12) if rnd.random() < 0.95 else rnd.randint(40, 120)
