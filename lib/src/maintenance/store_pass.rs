@@ -20,7 +20,7 @@ use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
-    normalize_entry_with_holes, EntryVerdict, Holes,
+    normalize_entry_with_holes, normalize_entry_with_holes_memo, DeliveryMemo, EntryVerdict, Holes,
 };
 use crate::store::prompt_blobs::{
     self, blob_path, hydrate_entry_cached, project_for_persistence, BlobCache, PromptBlob,
@@ -385,6 +385,13 @@ fn canonical_prompt_ref(snapshot: &Value) -> Option<(&str, u64)> {
         .flatten()
 }
 
+/// What the lean road remembers across the entries of one store (one per thread).
+#[derive(Debug, Default)]
+struct LeanCaches {
+    blobs: BlobCache,
+    delivery: DeliveryMemo,
+}
+
 /// What the lean road made of one entry.
 #[derive(Debug)]
 enum Lean {
@@ -412,8 +419,9 @@ fn lean_entry(
     members: &[Member],
     sessions_dir: &Path,
     mode: PassMode,
-    blobs: &mut BlobCache,
+    caches: &mut LeanCaches,
 ) -> Lean {
+    let blobs = &mut caches.blobs;
     let mut mini = Map::new();
     for m in members {
         // Deciding names are plain ASCII: their literals hold no escape.
@@ -446,7 +454,7 @@ fn lean_entry(
         }
     }
     let mut holes = Holes::default();
-    match normalize_entry_with_holes(&mut mini, &mut holes) {
+    match normalize_entry_with_holes_memo(&mut mini, &mut holes, &mut caches.delivery) {
         EntryVerdict::Drop => return Lean::Dropped,
         EntryVerdict::Keep { changed: c } => {
             changed |= c;
@@ -500,7 +508,7 @@ fn walk_canonical_segment(
     sessions_dir: &Path,
     mode: PassMode,
 ) -> Option<Vec<WalkedEntry>> {
-    let mut blobs = BlobCache::default();
+    let mut caches = LeanCaches::default();
     // Entries are seldom under 300 bytes: reserve so that the vector never moves.
     let mut out = Vec::with_capacity(segment.len() / 300 + 16);
     let mut failed = false;
@@ -511,7 +519,7 @@ fn walk_canonical_segment(
         };
         let key = key.into_owned();
         let lean =
-            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, &mut blobs));
+            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, &mut caches));
         out.push(WalkedEntry {
             key,
             key_start: base + m.key.start,
@@ -603,7 +611,7 @@ impl StoreFacts {
         let scan = StoreScan::from_text(path, st)?;
         let bom = scan.text().starts_with('\u{feff}');
         let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
-        let mut blobs = BlobCache::default();
+        let mut caches = LeanCaches::default();
         let mut members = Vec::new();
         for i in 0..out.scan.len() {
             let lean = if out.scan.is_direct()
@@ -616,14 +624,14 @@ impl StoreFacts {
                     &members,
                     sessions_dir,
                     mode,
-                    &mut blobs,
+                    &mut caches,
                 ))
             } else {
                 None
             };
             match lean {
-                Some(lean) => out.push_lean(i, Some(lean), None, mode, &mut blobs),
-                None => out.push_full(i, mode, &mut blobs),
+                Some(lean) => out.push_lean(i, Some(lean), None, mode, &mut caches.blobs),
+                None => out.push_full(i, mode, &mut caches.blobs),
             }
         }
         Ok(out)
@@ -1053,5 +1061,78 @@ mod tests {
         assert_eq!(f.session_id.as_deref(), Some("s"));
         assert!(f.durable);
         assert_eq!(f.checkpoint_files, ["a"]);
+    }
+}
+
+#[cfg(test)]
+mod lean_timing {
+    use super::*;
+
+    /// Manual probe: `cargo test --release -p clawstate lean_timing -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn time_the_lean_road() {
+        let text = "{\n  \"agent:main:whatsapp:direct:293970699565\": {\n    \"sessionId\": \"b2221a58-008a-45a6-8464-7159c324c985\",\n    \"updatedAt\": 1794749764967,\n    \"sessionFile\": \"/tmp/clawstate-bench-cleanup/state/agents/main/sessions/b2221a58-008a-45a6-8464-7159c324c985.jsonl\",\n    \"chatType\": \"direct\",\n    \"channel\": \"whatsapp\",\n    \"lastChannel\": \"whatsapp\",\n    \"lastTo\": \"whatsapp:351763952441\",\n    \"deliveryContext\": {\n      \"channel\": \"whatsapp\",\n      \"to\": \"whatsapp:351763952441\"\n    },\n    \"thinkingLevel\": \"low\",\n    \"inputTokens\": 170274,\n    \"outputTokens\": 35482,\n    \"totalTokens\": 2413,\n    \"totalTokensFresh\": true,\n    \"model\": \"claude-sonnet-4\",\n    \"modelProvider\": \"anthropic\",\n    \"systemSent\": true,\n    \"route\": {\n      \"channel\": \"whatsapp\",\n      \"target\": {\n        \"to\": \"whatsapp:351763952441\"\n      }\n    }\n  }\n}";
+        let segs = canonical::segments(text, 1).unwrap();
+        let mut value = 0..0;
+        let mut members = Vec::new();
+        canonical::walk_segment(text, segs[0].clone(), |m, ms| {
+            value = m.value.clone();
+            members = ms.unwrap().to_vec();
+            true
+        });
+        let key = "agent:main:whatsapp:direct:293970699565";
+        let dir = Path::new("/tmp");
+        let n = 100_000;
+        let mut caches = LeanCaches::default();
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            let mut ms = Vec::new();
+            std::hint::black_box(canonical::object_members(text, value.clone(), 1, &mut ms));
+        }
+        eprintln!("check      {:?}/entry", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(lean_entry(
+                key,
+                text,
+                &members,
+                dir,
+                PassMode::Apply,
+                &mut caches,
+            ));
+        }
+        eprintln!("lean_entry {:?}/entry", t.elapsed() / n);
+        let mut mini = Map::new();
+        for m in &members {
+            let name = &text[m.key.start + 1..m.key.end - 1];
+            if is_deciding_field(name) {
+                mini.insert(
+                    name.to_string(),
+                    canonical_value(&text[m.value.clone()]).unwrap(),
+                );
+            }
+        }
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            let mut m = mini.clone();
+            std::hint::black_box(normalize_entry_with_holes(&mut m, &mut Holes::default()));
+        }
+        eprintln!("clone+normalize {:?}/entry", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(mini.clone());
+        }
+        eprintln!("clone {:?}/entry", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(Facts::of_without_blobs(key, &mini));
+        }
+        eprintln!("facts {:?}/entry", t.elapsed() / n);
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(crate::session_key::is_durable_entry(key, &mini));
+        }
+        eprintln!("durable {:?}/entry", t.elapsed() / n);
     }
 }

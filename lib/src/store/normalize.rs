@@ -130,6 +130,128 @@ pub fn normalize_entry_fields_with_holes(
     EntryVerdict::Keep { changed }
 }
 
+/// Delivery fields the delivery step left unchanged, remembered by their shape, so that a
+/// store's many entries of one shape run the step once (a reader of a whole store keeps
+/// one per thread).
+///
+/// A shape is the delivery step's whole input ([`delivery_shape`]) with each target
+/// (`to`, `rawTo`, `lastTo`) that is a trimmed, non-empty string replaced by a placeholder
+/// numbering the distinct targets. The step only trims targets, tests them for emptiness,
+/// compares them with each other and copies them, so its verdict is the same for every
+/// entry of one shape. Only "unchanged" is remembered: a change is computed every time.
+#[derive(Debug, Default)]
+pub struct DeliveryMemo {
+    unchanged: std::collections::HashSet<String>,
+}
+
+/// The delivery step's input with its targets abstracted (see [`DeliveryMemo`]); `None`
+/// when a target is not a trimmed non-empty string (no memo then).
+fn delivery_shape(entry: &Map<String, Value>) -> Option<String> {
+    let mut w = ShapeWriter::default();
+    w.object(entry.get("route"), &[], true)?;
+    w.object(entry.get("deliveryContext"), &["to"], false)?;
+    for key in ["lastChannel", "channel", "lastAccountId", "lastThreadId"] {
+        w.value(entry.get(key));
+    }
+    w.value(field(entry.get("origin"), "threadId"));
+    w.target(entry.get("lastTo"))?;
+    (w.targets.len() <= 9).then_some(w.out)
+}
+
+/// Writes a delivery shape (see [`delivery_shape`]).
+#[derive(Default)]
+struct ShapeWriter<'a> {
+    out: String,
+    /// The distinct targets seen, numbered by position.
+    targets: Vec<&'a str>,
+}
+
+impl<'a> ShapeWriter<'a> {
+    /// Any value, compactly (`-` when absent), then `;`.
+    fn value(&mut self, v: Option<&Value>) {
+        match v {
+            Some(v) => crate::jsjson::write_compact(&mut self.out, v),
+            None => self.out.push('-'),
+        }
+        self.out.push(';');
+    }
+
+    /// A target: NUL (never raw in JSON text) and its number; other values as they are.
+    fn target(&mut self, v: Option<&'a Value>) -> Option<()> {
+        let Some(Value::String(t)) = v else {
+            self.value(v);
+            return Some(());
+        };
+        if t.is_empty() || js_trim(t).len() != t.len() {
+            return None;
+        }
+        let n = match self.targets.iter().position(|x| *x == t.as_str()) {
+            Some(n) => n,
+            None => {
+                self.targets.push(t);
+                self.targets.len() - 1
+            }
+        };
+        self.out.push('\0');
+        self.out.push(char::from(b'0' + (n % 10) as u8));
+        self.out.push(';');
+        Some(())
+    }
+
+    /// An object whose members named in `targets_at` are targets; with `route`, its
+    /// `target` object's `to` and `rawTo` are.
+    fn object(&mut self, v: Option<&'a Value>, targets_at: &[&str], route: bool) -> Option<()> {
+        let Some(Value::Object(m)) = v else {
+            self.value(v);
+            return Some(());
+        };
+        self.out.push('{');
+        for (k, v) in m {
+            crate::jsjson::write_string(&mut self.out, k);
+            self.out.push(':');
+            if targets_at.contains(&k.as_str()) {
+                self.target(Some(v))?;
+            } else if route && k == "target" {
+                self.object(Some(v), &["to", "rawTo"], false)?;
+            } else {
+                self.value(Some(v));
+            }
+        }
+        self.out.push_str("};");
+        Some(())
+    }
+}
+
+/// [`normalize_entry_with_holes`], running the delivery step only for shapes `memo` has
+/// not seen unchanged.
+pub fn normalize_entry_with_holes_memo(
+    entry: &mut Map<String, Value>,
+    holes: &mut Holes,
+    memo: &mut DeliveryMemo,
+) -> EntryVerdict {
+    let migrated = migrate_legacy_fields(entry);
+    let Some(mut changed) = normalize_shape(entry) else {
+        return EntryVerdict::Drop;
+    };
+    changed |= normalize_model_fields(entry);
+    let shape = delivery_shape(entry);
+    let known = shape.as_ref().is_some_and(|s| memo.unchanged.contains(s));
+    if !known {
+        let c = normalize_delivery(entry, holes);
+        if let (false, Some(shape)) = (c, shape) {
+            memo.unchanged.insert(shape);
+        }
+        changed |= c;
+    }
+    changed |= normalize_pending_final_delivery(entry);
+    changed |= normalize_plugin_extensions(entry);
+    changed |= normalize_plugin_extension_slot_keys(entry);
+    changed |= strip_resolved_skills(entry);
+    EntryVerdict::Keep {
+        changed: changed || migrated,
+    }
+}
+
 /// Whether `id` can name a transcript file `<id>.jsonl`: it matches
 /// `^[a-z0-9][a-z0-9._-]{0,127}$` (ASCII, case-insensitive) and does not look like a
 /// compaction checkpoint (`<x>.checkpoint.<uuid v1-5>`). The string is tested as given; the
@@ -1501,6 +1623,52 @@ pub(crate) fn js_json_len(v: &Value) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The memo's verdict is the step's: every shape, with targets varied, through the
+    /// memo (shared) and without it.
+    #[test]
+    fn delivery_memo_agrees_with_the_step() {
+        let shapes = [
+            r#"{"lastChannel":"telegram","lastTo":"T1","deliveryContext":{"channel":"telegram","to":"T1"},"route":{"channel":"telegram","target":{"to":"T1"}}}"#,
+            r#"{"lastChannel":"telegram","lastTo":"T1","deliveryContext":{"channel":"telegram","to":"T2"},"route":{"channel":"telegram","target":{"to":"T1"}}}"#,
+            r#"{"lastChannel":"telegram","lastTo":"T1","deliveryContext":{"channel":"telegram","to":"T1"},"route":{"channel":"telegram","target":{"to":"T1","rawTo":"T2"}}}"#,
+            r#"{"lastChannel":"webchat","lastTo":"T1","deliveryContext":{"channel":"telegram","to":"T2"}}"#,
+            r#"{"channel":"Telegram","lastTo":"T1"}"#,
+            r#"{"lastChannel":"slack","lastTo":"T1","lastAccountId":"Acc","deliveryContext":{"channel":"slack","to":"T1","accountId":"acc"}}"#,
+            r#"{"lastChannel":"discord","lastTo":"T1","deliveryContext":{"channel":"discord","to":"T1"},"route":{"channel":"discord","target":{"to":"T1"}},"origin":{"threadId":7}}"#,
+            r#"{"lastChannel":"discord","lastTo":"T1","lastThreadId":7,"deliveryContext":{"channel":"discord","to":"T1","threadId":7},"route":{"channel":"discord","target":{"to":"T1"},"thread":{"id":7}}}"#,
+            r#"{"route":{"channel":"telegram","target":{"to":"T1"}}}"#,
+            r#"{"deliveryContext":{"channel":"telegram","to":"T1"}}"#,
+            r#"{"sessionId":"s"}"#,
+        ];
+        let targets = [
+            ("a:1", "b:2"),
+            ("x", "x"),
+            (" pad ", "q"),
+            ("", "z"),
+            ("c:3", "d:4"),
+        ];
+        let mut memo = DeliveryMemo::default();
+        for round in 0..2 {
+            for shape in shapes {
+                for (t1, t2) in targets {
+                    let text = shape.replace("T1", t1).replace("T2", t2);
+                    let entry = obj(serde_json::from_str(&text).unwrap());
+                    let (mut a, mut b) = (entry.clone(), entry);
+                    let va = normalize_entry_with_holes(&mut a, &mut Holes::default());
+                    let vb =
+                        normalize_entry_with_holes_memo(&mut b, &mut Holes::default(), &mut memo);
+                    assert_eq!(va, vb, "{text} (round {round})");
+                    assert_eq!(
+                        crate::jsjson::to_string_compact(&Value::Object(a)),
+                        crate::jsjson::to_string_compact(&Value::Object(b)),
+                        "{text}"
+                    );
+                }
+            }
+        }
+        assert!(!memo.unchanged.is_empty());
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         match v {
