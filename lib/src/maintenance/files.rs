@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::artifacts::FxBuild;
+use super::dir_snapshot::DirSnapshot;
 use super::paths::relative_inside;
 
 /// One regular file seen by a scan.
@@ -38,13 +40,8 @@ pub fn mtime_ms(m: &std::fs::Metadata) -> f64 {
 /// without a `stat` each (names that are not UTF-8 are skipped: the gateway cannot stat
 /// them either).
 pub fn list_regular_files(real_dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(real_dir) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect()
+    let snap = DirSnapshot::read(real_dir);
+    snap.files().map(|i| snap.name(i).to_string()).collect()
 }
 
 /// One regular file directly inside `real_dir`, with its size and mtime.
@@ -63,10 +60,67 @@ pub fn stat_file(real_dir: &Path, name: &str) -> Option<SessionFile> {
 /// The regular files directly inside `real_dir`, in directory order, each with its size
 /// and mtime (`readSessionsDirFiles`).
 pub fn read_sessions_dir_files(real_dir: &Path) -> Vec<SessionFile> {
-    list_regular_files(real_dir)
-        .iter()
-        .filter_map(|n| stat_file(real_dir, n))
+    let snap = DirSnapshot::read(real_dir);
+    dir_files(&snap, None)
+        .into_iter()
+        .map(|f| f.to_session_file(real_dir))
         .collect()
+}
+
+/// One regular file of a sessions-directory listing, by name (its path is
+/// `<real dir>/<name>`, which is also its canonical path).
+#[derive(Debug, Clone, Copy)]
+pub struct DirFile<'a> {
+    /// The file name (the new name of a file a plan renames).
+    pub name: &'a str,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in ms since the epoch.
+    pub mtime_ms: f64,
+}
+
+impl DirFile<'_> {
+    /// The file as a [`SessionFile`] of the directory `real_dir`.
+    pub fn to_session_file(&self, real_dir: &Path) -> SessionFile {
+        let path = real_dir.join(self.name);
+        SessionFile {
+            canonical: path.clone(),
+            path,
+            name: self.name.to_string(),
+            size: self.size,
+            mtime_ms: self.mtime_ms,
+        }
+    }
+}
+
+/// `readSessionsDirFiles` on a listing: the regular files with their size and mtime, in
+/// directory order, as `view` (planned changes) leaves them when given.
+pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec<DirFile<'a>> {
+    let view = view.filter(|v| !v.is_empty());
+    let mut buf = snap.dir().to_path_buf();
+    let mut out = Vec::with_capacity(snap.len());
+    for i in snap.files() {
+        let Some(st) = snap.stat(i) else { continue };
+        let mut name = snap.name(i);
+        if let Some(v) = view {
+            buf.push(name);
+            let gone = v.removed.contains(buf.as_path());
+            let to = v.renamed.get(buf.as_path());
+            buf.pop();
+            if gone {
+                continue;
+            }
+            if let Some(to) = to {
+                name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            }
+        }
+        out.push(DirFile {
+            name,
+            size: st.size,
+            mtime_ms: st.mtime_ms,
+        });
+    }
+    out
 }
 
 fn blob_name_res() -> &'static (Regex, Regex, Regex) {
@@ -147,8 +201,8 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 /// passed through [`DirOverlay::apply`]. Paths are canonical.
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
-    renamed: HashMap<PathBuf, PathBuf>,
-    removed: HashSet<PathBuf>,
+    renamed: HashMap<PathBuf, PathBuf, FxBuild>,
+    removed: HashSet<PathBuf, FxBuild>,
 }
 
 impl DirOverlay {
@@ -160,6 +214,11 @@ impl DirOverlay {
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
         self.removed.insert(path.to_path_buf());
+    }
+
+    /// Whether nothing is planned.
+    pub fn is_empty(&self) -> bool {
+        self.renamed.is_empty() && self.removed.is_empty()
     }
 
     /// Whether `path` will be gone (removed or renamed away).
