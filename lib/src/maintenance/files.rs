@@ -13,8 +13,11 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::artifacts::FxBuild;
-use super::dir_snapshot::DirSnapshot;
-use super::paths::relative_inside;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use super::dir_snapshot::{lstat_at, open_dir, DirSnapshot};
+use super::paths::{name_in_dir, relative_inside};
 
 /// One regular file seen by a scan.
 #[derive(Debug, Clone)]
@@ -323,6 +326,9 @@ impl RemovalReason {
 #[derive(Debug)]
 pub struct DirGuard {
     real_dir: PathBuf,
+    /// The directory, open: files directly in it are changed with `*at` calls (one
+    /// lookup each, never through a path that could change meanwhile).
+    fd: Option<OwnedFd>,
     /// What was done, in order.
     pub events: Vec<FileEvent>,
     touched_dirs: HashSet<PathBuf>,
@@ -334,13 +340,57 @@ enum Removable {
     No,
 }
 
+/// What `lstat` says about a path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LinkStat {
+    File(u64),
+    Symlink,
+    Other,
+}
+
 impl DirGuard {
     /// A guard for the (real) sessions directory.
     pub fn new(real_dir: &Path) -> Self {
         DirGuard {
             real_dir: real_dir.to_path_buf(),
+            fd: open_dir(real_dir),
             events: Vec::new(),
             touched_dirs: HashSet::new(),
+        }
+    }
+
+    /// The open directory and the C name of `p` when `p` lies directly in it.
+    fn at(&self, p: &Path) -> Option<(RawFd, CString)> {
+        let fd = self.fd.as_ref()?.as_raw_fd();
+        let name = name_in_dir(&self.real_dir, p)?;
+        Some((fd, CString::new(name).ok()?))
+    }
+
+    /// `lstat(p)`; `None` when it fails.
+    fn lstat(&self, p: &Path) -> Option<LinkStat> {
+        let kind = |regular: bool, link: bool, size: u64| {
+            if regular {
+                LinkStat::File(size)
+            } else if link {
+                LinkStat::Symlink
+            } else {
+                LinkStat::Other
+            }
+        };
+        match self.at(p) {
+            Some((fd, name)) => {
+                let st = lstat_at(fd, &name)?;
+                let fmt = st.st_mode & libc::S_IFMT;
+                Some(kind(
+                    fmt == libc::S_IFREG,
+                    fmt == libc::S_IFLNK,
+                    st.st_size as u64,
+                ))
+            }
+            None => {
+                let m = std::fs::symlink_metadata(p).ok()?;
+                Some(kind(m.is_file(), m.file_type().is_symlink(), m.len()))
+            }
         }
     }
 
@@ -370,14 +420,10 @@ impl DirGuard {
             self.skip(path, "outside the sessions directory");
             return Removable::No;
         }
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return Removable::No;
-        };
-        if meta.is_file() {
-            return Removable::Yes(meta.len());
-        }
-        if !meta.file_type().is_symlink() {
-            return Removable::No;
+        match self.lstat(path) {
+            Some(LinkStat::File(size)) => return Removable::Yes(size),
+            Some(LinkStat::Symlink) => {}
+            _ => return Removable::No,
         }
         match std::fs::canonicalize(path) {
             Ok(target) if self.contains(&target) => match std::fs::metadata(&target) {
@@ -392,13 +438,43 @@ impl DirGuard {
         }
     }
 
+    fn unlink(&self, path: &Path) -> std::io::Result<()> {
+        match self.at(path) {
+            Some((fd, name)) => {
+                // SAFETY: `name` is a valid C string; `fd` an open directory.
+                let r = unsafe { libc::unlinkat(fd, name.as_ptr(), 0) };
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
+            None => std::fs::remove_file(path),
+        }
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        match (self.at(from), self.at(to)) {
+            (Some((fd, a)), Some((_, b))) => {
+                // SAFETY: valid C strings; `fd` an open directory.
+                let r = unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) };
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
+            _ => std::fs::rename(from, to),
+        }
+    }
+
     /// Removes a file (`removeFileIfExists`): returns the bytes the gateway counts (0 for
     /// a missing file, an empty file, or one left alone for safety).
     pub fn remove(&mut self, path: &Path, reason: RemovalReason) -> u64 {
         let Removable::Yes(size) = self.check(path) else {
             return 0;
         };
-        match std::fs::remove_file(path) {
+        match self.unlink(path) {
             Ok(()) => {
                 self.mark_dir(path);
                 self.events.push(FileEvent::Removed {
@@ -422,7 +498,7 @@ impl DirGuard {
     /// Whether `path` is a regular file (not a link) inside the directory
     /// (`isRegularNonSymlinkFile` plus containment).
     pub fn is_regular_inside(&self, path: &Path) -> bool {
-        self.contains(path) && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        self.contains(path) && matches!(self.lstat(path), Some(LinkStat::File(_)))
     }
 
     /// Removes a regular, non-link file inside the directory (trajectory sidecars).
@@ -440,11 +516,10 @@ impl DirGuard {
             self.skip(from, "outside the sessions directory");
             return false;
         }
-        match std::fs::symlink_metadata(from) {
-            Ok(m) if m.is_file() => {}
-            _ => return false,
+        if !matches!(self.lstat(from), Some(LinkStat::File(_))) {
+            return false;
         }
-        match std::fs::rename(from, to) {
+        match self.rename(from, to) {
             Ok(()) => {
                 self.mark_dir(from);
                 self.events.push(FileEvent::Archived {
@@ -465,7 +540,9 @@ impl DirGuard {
 
     fn mark_dir(&mut self, p: &Path) {
         if let Some(d) = p.parent() {
-            self.touched_dirs.insert(d.to_path_buf());
+            if !self.touched_dirs.contains(d) {
+                self.touched_dirs.insert(d.to_path_buf());
+            }
         }
     }
 

@@ -570,7 +570,7 @@ pub fn apply_store(
                     older_than_ms: ms,
                 });
             }
-            expired = plan_retention(&dirs, &rules, now, &mut overlay);
+            expired = plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()));
         }
     }
     let budget = enforce_disk_budget(
@@ -604,8 +604,8 @@ pub fn apply_store(
     // Record the renames, write the store, then change files in the gateway's order.
     let journaled = !archives.is_empty() || !dm_archives.is_empty();
     if journaled {
-        let all: Vec<PlannedArchive> = archives.iter().chain(&dm_archives).cloned().collect();
-        journal::write_journal(&journal, &all).map_err(CleanupError::Journal)?;
+        journal::write_journal(&journal, archives.iter().chain(&dm_archives))
+            .map_err(CleanupError::Journal)?;
     }
     let saved = store.save(ws.alive());
     let store_written = match saved {

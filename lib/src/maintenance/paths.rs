@@ -293,6 +293,17 @@ impl SessionPaths {
         }
     }
 
+    /// Whether `p` is a regular file (links not followed): from the listing for a file
+    /// directly in the real directory, else by `lstat`.
+    pub fn is_regular_file(&self, p: &Path) -> bool {
+        if let (Some(name), Some(snap)) = (name_in_dir(&self.real_dir, p), self.dir_entries()) {
+            return snap
+                .lookup(name.as_bytes())
+                .is_some_and(|i| snap.kind(i) == super::dir_snapshot::EntryKind::File);
+        }
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+    }
+
     /// Whether a canonical path lies inside the (real) sessions directory.
     pub fn is_inside(&self, canonical: &Path) -> bool {
         relative_inside(&self.real_dir, canonical)
