@@ -118,6 +118,13 @@ impl PathSet {
         }
     }
 
+    /// An empty set for `dir` with room for `names` file names directly in it.
+    pub fn with_capacity(dir: &Path, names: usize) -> Self {
+        let mut set = PathSet::new(dir);
+        set.names.reserve(names);
+        set
+    }
+
     /// Adds the file `name` directly in the directory.
     pub fn insert_name(&mut self, name: &[u8]) {
         if !self.names.contains(name) {
@@ -178,8 +185,7 @@ pub fn add_entry_artifacts(
 
 /// The canonical files the live entries reference (`resolveReferencedSessionArtifactPaths`).
 pub fn referenced_paths(ws: &WorkingSet, paths: &SessionPaths) -> PathSet {
-    let mut out = PathSet::new(paths.real_dir());
-    out.names.reserve(ws.len() * 3);
+    let mut out = PathSet::with_capacity(paths.real_dir(), ws.len() * 3);
     for (_, f) in ws.iter() {
         add_entry_artifacts(
             &mut out,

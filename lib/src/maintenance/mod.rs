@@ -365,7 +365,8 @@ pub fn preview_store(
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
     }
     r.prune_and_cap(&mut ws, now, maintenance, &preserve);
-    let mut exclude = PathSet::new(paths.real_dir());
+    let removed = r.model_run.len() + r.stale.len() + r.capped.len() + r.dm_scope.len();
+    let mut exclude = PathSet::with_capacity(paths.real_dir(), removed * 3);
     for &i in r
         .model_run
         .iter()

@@ -7,7 +7,7 @@
 //! that the file it touches lies inside the sessions directory (spec README, decision 5).
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -504,8 +504,15 @@ impl SessionPaths {
                 out.push(dir.join(format!("{id}.jsonl")));
             }
         }
-        let mut seen = HashSet::new();
-        out.retain(|p| seen.insert(p.clone()));
+        // At most four: keep each first occurrence without hashing.
+        let mut i = 0;
+        while i < out.len() {
+            if out[..i].contains(&out[i]) {
+                out.remove(i);
+            } else {
+                i += 1;
+            }
+        }
         out
     }
 }
