@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::dir_snapshot::DirSnapshot;
 use super::files::{DirGuard, DirOverlay, FileEvent, RemovalReason};
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
@@ -83,7 +84,7 @@ pub fn plan_archives(
             if !paths.is_inside(&c) || !paths.may_exist(&c) || overlay.is_gone(&c) {
                 continue;
             }
-            if !std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_file()) {
+            if !paths.is_regular_file(&c) {
                 continue;
             }
             let to = archive_path(&c, ArchiveReason::Deleted, clock());
@@ -277,23 +278,49 @@ pub fn plan_retention(
     rules: &[RetentionRule],
     now_ms: i64,
     overlay: &mut DirOverlay,
+    listing: Option<&DirSnapshot>,
 ) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    // A name without any rule's marker has no archive time for any rule.
+    let markers: Vec<String> = rules
+        .iter()
+        .map(|r| format!(".{}.", r.reason.as_str()))
+        .collect();
     for dir in dirs {
         if !seen.insert(dir.clone()) {
             continue;
         }
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            continue;
-        };
+        // The directory as listed already (nothing changed it since), else read now.
+        let listed: Vec<String>;
+        let names_now: Box<dyn Iterator<Item = &str>> =
+            match listing.filter(|s| s.readable() && s.dir() == dir.as_path()) {
+                Some(snap) => Box::new((0..snap.len()).map(|i| snap.name(i))),
+                None => {
+                    let Ok(rd) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    listed = rd
+                        .flatten()
+                        .filter_map(|e| e.file_name().into_string().ok())
+                        .collect();
+                    Box::new(listed.iter().map(String::as_str))
+                }
+            };
         // (name, planned: known to be a regular file once the plan is made)
-        let mut names: Vec<(String, bool)> = rd
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !overlay.is_gone(&dir.join(n)))
-            .map(|n| (n, false))
-            .collect();
+        let mut buf = dir.clone();
+        let mut names: Vec<(String, bool)> = Vec::new();
+        for n in names_now {
+            if !markers.iter().any(|m| n.contains(m.as_str())) {
+                continue;
+            }
+            buf.push(n);
+            let gone = overlay.is_gone(&buf);
+            buf.pop();
+            if !gone {
+                names.push((n.to_string(), false));
+            }
+        }
         names.extend(
             overlay
                 .renamed_into(dir)
@@ -387,6 +414,7 @@ mod tests {
             &rules,
             1_800_000_000_000,
             &mut overlay,
+            None,
         );
         assert_eq!(planned.len(), 3);
         assert!(overlay.is_gone(&root.join("b.jsonl.deleted.2020-01-01T00-00-00.000Z")));

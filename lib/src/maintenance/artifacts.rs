@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use super::config::TEMP_STALE_MS;
 use super::files::{
-    is_prompt_blob_temp, list_regular_files, prompt_blob_hash, read_prompt_blob_files, stat_file,
-    DirGuard, RemovalReason, SessionFile,
+    is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard,
+    RemovalReason, SessionFile,
 };
-use super::paths::{is_clean_absolute, split_clean, SessionPaths};
+use super::paths::{is_clean_absolute, name_in_dir, split_clean, SessionPaths, TranscriptName};
 use super::rules::WorkingSet;
 use crate::artifact::{
-    is_checkpoint_name, is_primary_transcript, is_store_temp, is_trajectory_artifact,
+    is_archive_artifact, is_checkpoint_name, is_store_temp, is_trajectory_artifact,
 };
 
 /// `{scannedFiles, removedFiles, freedBytes, olderThanMs}` of the summary.
@@ -35,6 +35,11 @@ pub struct UnreferencedReport {
 pub struct FxHasher(u64);
 
 impl FxHasher {
+    /// The state before the final mixing of [`std::hash::Hasher::finish`].
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
     fn add(&mut self, w: u64) {
         self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
@@ -65,11 +70,13 @@ impl std::hash::Hasher for FxHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // The multiply leaves the entropy in the high bits; tables index by the low ones.
+        self.0.rotate_left(26)
     }
 }
 
-type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+/// Builds [`FxHasher`]s.
+pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
 
 /// A set of canonical paths, with the files directly in the sessions directory kept by
 /// name (what scans compare against, without hashing whole paths).
@@ -111,6 +118,20 @@ impl PathSet {
         }
     }
 
+    /// An empty set for `dir` with room for `names` file names directly in it.
+    pub fn with_capacity(dir: &Path, names: usize) -> Self {
+        let mut set = PathSet::new(dir);
+        set.names.reserve(names);
+        set
+    }
+
+    /// Adds the file `name` directly in the directory.
+    pub fn insert_name(&mut self, name: &[u8]) {
+        if !self.names.contains(name) {
+            self.names.insert(name.into());
+        }
+    }
+
     /// Whether a canonical path is in the set.
     pub fn contains(&self, p: &Path) -> bool {
         match self.name_in_dir(p) {
@@ -133,12 +154,45 @@ impl Extend<PathBuf> for PathSet {
     }
 }
 
+/// Adds an entry's canonical artifacts (`resolveSessionArtifactCanonicalPathsForEntry`:
+/// the transcript, its trajectory pointer and runtime sidecar) to `set`, by name when
+/// they lie directly in the sessions directory.
+pub fn add_entry_artifacts(
+    set: &mut PathSet,
+    paths: &SessionPaths,
+    session_id: Option<&str>,
+    session_file: Option<&str>,
+) {
+    match paths.entry_transcript_name(session_id, session_file) {
+        TranscriptName::Nothing => {}
+        TranscriptName::Other => set.extend(paths.entry_artifacts(session_id, session_file)),
+        TranscriptName::InDir(name) => {
+            set.insert_name(name.as_bytes());
+            let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+            let mut sidecar = String::with_capacity(stem.len() + 21);
+            for suffix in [".trajectory-path.json", ".trajectory.jsonl"] {
+                sidecar.clear();
+                sidecar.push_str(stem);
+                sidecar.push_str(suffix);
+                match paths.is_link_in_dir(sidecar.as_bytes()) {
+                    Some(false) => set.insert_name(sidecar.as_bytes()),
+                    _ => set.insert(paths.canonical(&paths.real_dir().join(&sidecar))),
+                }
+            }
+        }
+    }
+}
+
 /// The canonical files the live entries reference (`resolveReferencedSessionArtifactPaths`).
 pub fn referenced_paths(ws: &WorkingSet, paths: &SessionPaths) -> PathSet {
-    let mut out = PathSet::new(paths.real_dir());
-    out.names.reserve(ws.len() * 3);
+    let mut out = PathSet::with_capacity(paths.real_dir(), ws.len() * 3);
     for (_, f) in ws.iter() {
-        out.extend(paths.entry_artifacts(f.session_id.as_deref(), f.session_file.as_deref()));
+        add_entry_artifacts(
+            &mut out,
+            paths,
+            f.session_id.as_deref(),
+            f.session_file.as_deref(),
+        );
         if !f.checkpoint_files.is_empty() {
             out.extend(paths.checkpoint_files(&f.checkpoint_files));
         }
@@ -165,7 +219,22 @@ pub fn is_unreferenced_artifact(file: &SessionFile, referenced: &PathSet) -> boo
 
 /// A checkpoint, trajectory or primary-transcript name.
 pub fn is_artifact_name(name: &str) -> bool {
-    is_checkpoint_name(name) || is_trajectory_artifact(name) || is_primary_transcript(name)
+    is_checkpoint_name(name)
+        || is_trajectory_artifact(name)
+        // `is_primary_transcript`, with the archive test only for names that may be one.
+        || (name != "sessions.json"
+            && name.ends_with(".jsonl")
+            && !name.ends_with(".trajectory.jsonl")
+            && !is_checkpoint_name(name)
+            && !is_archive_name(name))
+}
+
+/// `is_archive_artifact`, answering at once for names without an archive marker.
+pub fn is_archive_name(name: &str) -> bool {
+    // Every archive name contains `.deleted.`, `.reset.` or `.bak.` (the legacy
+    // `sessions.json.bak.<n>` too).
+    (name.contains(".deleted.") || name.contains(".reset.") || name.contains(".bak."))
+        && is_archive_artifact(name)
 }
 
 /// `isPromptBlobArtifactRemovable`: a blob temp older than the temp cutoff, or a blob
@@ -185,13 +254,58 @@ pub fn is_blob_removable(
     prompt_blob_hash(&file.name).is_some_and(|h| !refs.contains_key(h))
 }
 
+/// The sizes of the scanned files by canonical path (what a dry run counts): the files
+/// directly in the sessions directory by name, the others by path.
+pub struct Sizes<'a> {
+    dir: &'a Path,
+    names: HashMap<&'a str, u64, FxBuild>,
+    others: HashMap<&'a Path, u64, FxBuild>,
+}
+
+impl<'a> Sizes<'a> {
+    /// The sizes of the files `names` directly in `dir`, then of the files `others` (by
+    /// canonical path); a later size for the same file wins.
+    pub fn new(
+        dir: &'a Path,
+        names: impl ExactSizeIterator<Item = (&'a str, u64)>,
+        others: impl Iterator<Item = (&'a Path, u64)>,
+    ) -> Self {
+        let mut by_name = HashMap::with_capacity_and_hasher(names.len(), FxBuild::default());
+        by_name.extend(names);
+        let mut by_path = HashMap::default();
+        for (p, size) in others {
+            match name_in_dir(dir, p) {
+                Some(name) => {
+                    by_name.insert(name, size);
+                }
+                None => {
+                    by_path.insert(p, size);
+                }
+            }
+        }
+        Sizes {
+            dir,
+            names: by_name,
+            others: by_path,
+        }
+    }
+
+    /// The size of the scanned file `canonical`.
+    pub fn get(&self, canonical: &Path) -> Option<u64> {
+        match name_in_dir(self.dir, canonical) {
+            Some(name) => self.names.get(name).copied(),
+            None => self.others.get(canonical).copied(),
+        }
+    }
+}
+
 /// Simulated or real removal bookkeeping shared by the budget and the pruner
 /// (`removeFileForBudget`).
-pub struct Remover<'g> {
+pub struct Remover<'g, 's> {
     /// Sizes of the scanned files by canonical path (what a dry run counts).
-    pub sizes: HashMap<PathBuf, u64>,
+    pub sizes: Sizes<'s>,
     /// Files a dry run already counted.
-    pub simulated: HashSet<PathBuf>,
+    pub simulated: HashSet<PathBuf, FxBuild>,
     /// Whether nothing is really removed.
     pub dry_run: bool,
     /// The directory guard doing real removals.
@@ -200,7 +314,7 @@ pub struct Remover<'g> {
     pub planned: Vec<PathBuf>,
 }
 
-impl Remover<'_> {
+impl Remover<'_, '_> {
     /// Removes (or simulates removing) one file; returns the bytes counted. `canonical`
     /// identifies it; `path` is what a real removal deletes.
     pub fn remove(&mut self, path: &Path, canonical: &Path, reason: RemovalReason) -> u64 {
@@ -209,7 +323,7 @@ impl Remover<'_> {
                 return 0;
             }
             self.planned.push(path.to_path_buf());
-            let size = self.sizes.get(canonical).copied().unwrap_or(0);
+            let size = self.sizes.get(canonical).unwrap_or(0);
             if size == 0 {
                 return 0;
             }
@@ -232,6 +346,8 @@ pub struct PruneParams<'a> {
     pub exclude: &'a PathSet,
     /// Simulate only.
     pub dry_run: bool,
+    /// The files the live entries reference, when already known.
+    pub referenced: Option<&'a PathSet>,
 }
 
 /// `pruneUnreferencedSessionArtifacts` over the live entries of `ws`.
@@ -242,9 +358,16 @@ pub fn prune_unreferenced(
     p: &PruneParams<'_>,
 ) -> UnreferencedReport {
     let real_dir = paths.real_dir();
-    let names = list_regular_files(real_dir);
+    let snap = paths.snapshot();
     let blobs = read_prompt_blob_files(real_dir);
-    let referenced = referenced_paths(ws, paths);
+    let computed;
+    let referenced = match p.referenced {
+        Some(r) => r,
+        None => {
+            computed = referenced_paths(ws, paths);
+            &computed
+        }
+    };
     let refs = blob_ref_counts(ws);
     let now = p.now_ms as f64;
     let cutoff = now - p.older_than_ms as f64;
@@ -257,7 +380,10 @@ pub fn prune_unreferenced(
         .unwrap_or("");
     // Only the files that can be removed are stat-ed.
     let mut files: Vec<SessionFile> = Vec::new();
-    for name in &names {
+    let mut scanned = 0u64;
+    for i in snap.files() {
+        scanned += 1;
+        let name = snap.name(i);
         if p.exclude.contains_name(name) {
             continue;
         }
@@ -265,11 +391,18 @@ pub fn prune_unreferenced(
         if !temp && (!is_artifact_name(name) || referenced.contains_name(name)) {
             continue;
         }
-        let Some(f) = stat_file(real_dir, name) else {
+        let Some(st) = snap.stat(i) else {
             continue;
         };
-        if f.mtime_ms <= if temp { temp_cutoff } else { cutoff } {
-            files.push(f);
+        if st.mtime_ms <= if temp { temp_cutoff } else { cutoff } {
+            files.push(
+                DirFile {
+                    name,
+                    size: st.size,
+                    mtime_ms: st.mtime_ms,
+                }
+                .to_session_file(real_dir),
+            );
         }
     }
     let mut removable: Vec<(&SessionFile, bool)> = files.iter().map(|f| (f, false)).collect();
@@ -282,18 +415,21 @@ pub fn prune_unreferenced(
     }
     removable.sort_by(|a, b| a.0.mtime_ms.total_cmp(&b.0.mtime_ms));
     let mut remover = Remover {
-        sizes: files
-            .iter()
-            .chain(&blobs)
-            .map(|f| (f.canonical.clone(), f.size))
-            .collect(),
-        simulated: HashSet::new(),
+        sizes: Sizes::new(
+            real_dir,
+            std::iter::empty(),
+            files
+                .iter()
+                .chain(&blobs)
+                .map(|f| (f.canonical.as_path(), f.size)),
+        ),
+        simulated: HashSet::default(),
         dry_run: p.dry_run,
         guard,
         planned: Vec::new(),
     };
     let mut report = UnreferencedReport {
-        scanned_files: (names.len() + blobs.len()) as u64,
+        scanned_files: scanned + blobs.len() as u64,
         older_than_ms: p.older_than_ms,
         ..Default::default()
     };

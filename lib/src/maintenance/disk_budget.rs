@@ -7,16 +7,17 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::artifacts::{
-    blob_ref_counts, is_blob_removable, is_unreferenced_artifact, referenced_paths, Remover,
+    blob_ref_counts, is_archive_name, is_artifact_name, is_blob_removable, referenced_paths,
+    PathSet, Remover, Sizes,
 };
 use super::config::{MaintenanceConfig, TEMP_STALE_MS};
 use super::files::{
-    mtime_ms, prompt_blob_hash, read_prompt_blob_files, read_sessions_dir_files, DirGuard,
-    DirOverlay, RemovalReason, SessionFile,
+    dir_files, mtime_ms, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard, DirOverlay,
+    RemovalReason, SessionFile,
 };
-use super::paths::{trajectory_paths, SessionPaths};
+use super::paths::{name_in_dir, trajectory_paths, SessionPaths};
 use super::rules::{is_preserved, WorkingSet};
-use crate::artifact::{is_archive_artifact, is_store_temp};
+use crate::artifact::is_store_temp;
 use crate::session_key::js_trim;
 
 /// The `diskBudget` object of the summary.
@@ -65,6 +66,8 @@ pub struct BudgetOutcome {
     pub removed_paths: Vec<PathBuf>,
     /// [`BudgetMode::Plan`]: the files to remove, in order.
     pub planned: Vec<PathBuf>,
+    /// The files the live entries referenced when the budget looked (when it did).
+    pub referenced: Option<PathSet>,
 }
 
 /// Inputs of one budget pass.
@@ -99,21 +102,21 @@ pub fn enforce_disk_budget(
         return out;
     };
     let real_dir = paths.real_dir();
-    let (files, blobs) = match p.view {
-        Some(view) => (
-            view.apply(read_sessions_dir_files(real_dir)),
-            view.apply(read_prompt_blob_files(real_dir)),
-        ),
-        None => (
-            read_sessions_dir_files(real_dir),
-            read_prompt_blob_files(real_dir),
-        ),
+    let view = p.view.filter(|v| !v.is_empty());
+    let snap = paths.snapshot();
+    let files = dir_files(snap, view);
+    let blobs = match view {
+        Some(view) => view.apply(read_prompt_blob_files(real_dir)),
+        None => read_prompt_blob_files(real_dir),
     };
     let store_canonical = paths.canonical(p.store_path);
-    let store_file_size = files
-        .iter()
-        .find(|f| f.canonical == store_canonical)
-        .map_or(0, |f| f.size as i64);
+    let store_file_size = match name_in_dir(real_dir, &store_canonical) {
+        Some(name) => files
+            .iter()
+            .find(|f| f.name == name)
+            .map_or(0, |f| f.size as i64),
+        None => 0,
+    };
 
     // The store as it would be written: per-entry chunk sizes of the projected form.
     let existing_blobs: HashMap<&str, &SessionFile> = blobs
@@ -136,11 +139,8 @@ pub fn enforce_disk_budget(
     };
     let mut refs = blob_ref_counts(ws);
     let projected_blob_bytes: i64 = blob_bytes_by_hash.values().sum();
-    let mut total: i64 = files
-        .iter()
-        .chain(&blobs)
-        .map(|f| f.size as i64)
-        .sum::<i64>()
+    let mut total: i64 = files.iter().map(|f| f.size as i64).sum::<i64>()
+        + blobs.iter().map(|f| f.size as i64).sum::<i64>()
         - store_file_size
         + store_bytes
         + projected_blob_bytes;
@@ -173,12 +173,12 @@ pub fn enforce_disk_budget(
         .and_then(|n| n.to_str())
         .unwrap_or("");
     let mut remover = Remover {
-        sizes: files
-            .iter()
-            .chain(&blobs)
-            .map(|f| (f.canonical.clone(), f.size))
-            .collect(),
-        simulated: HashSet::new(),
+        sizes: Sizes::new(
+            real_dir,
+            files.iter().map(|f| (f.name, f.size)),
+            blobs.iter().map(|f| (f.canonical.as_path(), f.size)),
+        ),
+        simulated: HashSet::default(),
         dry_run,
         guard,
         planned: Vec::new(),
@@ -187,7 +187,7 @@ pub fn enforce_disk_budget(
     let mut freed = 0u64;
 
     // Re-checks a blob with its current mtime before a real removal.
-    let remove_blob = |remover: &mut Remover<'_>,
+    let remove_blob = |remover: &mut Remover<'_, '_>,
                        f: &SessionFile,
                        refs: &HashMap<String, u64>,
                        removed_paths: &mut Vec<PathBuf>|
@@ -233,13 +233,14 @@ pub fn enforce_disk_budget(
     }
 
     // 2. Stale temps, archives and unreferenced artifacts, oldest first (no age threshold).
-    let mut file_queue: Vec<&SessionFile> = files
+    let mut file_queue: Vec<&DirFile<'_>> = files
         .iter()
         .filter(|f| {
-            if is_store_temp(&f.name, store_base) {
+            if is_store_temp(f.name, store_base) {
                 f.mtime_ms <= temp_cutoff
             } else {
-                is_archive_artifact(&f.name) || is_unreferenced_artifact(f, &referenced)
+                is_archive_name(f.name)
+                    || (is_artifact_name(f.name) && !referenced.contains_name(f.name))
             }
         })
         .collect();
@@ -248,11 +249,12 @@ pub fn enforce_disk_budget(
         if total <= hw {
             break;
         }
-        let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::DiskBudget);
+        let path = real_dir.join(f.name);
+        let bytes = remover.remove(&path, &path, RemovalReason::DiskBudget);
         if bytes == 0 {
             continue;
         }
-        out.removed_paths.push(f.canonical.clone());
+        out.removed_paths.push(path);
         total -= bytes as i64;
         freed += bytes;
         removed_files += 1;
@@ -351,6 +353,7 @@ pub fn enforce_disk_budget(
             }
         }
     }
+    out.referenced = Some(referenced);
     report.total_bytes_after = total;
     report.removed_files = removed_files;
     report.freed_bytes = freed;

@@ -12,7 +12,12 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::paths::relative_inside;
+use super::artifacts::FxBuild;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use super::dir_snapshot::{lstat_at, open_dir, DirSnapshot};
+use super::paths::{name_in_dir, relative_inside};
 
 /// One regular file seen by a scan.
 #[derive(Debug, Clone)]
@@ -38,13 +43,8 @@ pub fn mtime_ms(m: &std::fs::Metadata) -> f64 {
 /// without a `stat` each (names that are not UTF-8 are skipped: the gateway cannot stat
 /// them either).
 pub fn list_regular_files(real_dir: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(real_dir) else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect()
+    let snap = DirSnapshot::read(real_dir);
+    snap.files().map(|i| snap.name(i).to_string()).collect()
 }
 
 /// One regular file directly inside `real_dir`, with its size and mtime.
@@ -63,10 +63,67 @@ pub fn stat_file(real_dir: &Path, name: &str) -> Option<SessionFile> {
 /// The regular files directly inside `real_dir`, in directory order, each with its size
 /// and mtime (`readSessionsDirFiles`).
 pub fn read_sessions_dir_files(real_dir: &Path) -> Vec<SessionFile> {
-    list_regular_files(real_dir)
-        .iter()
-        .filter_map(|n| stat_file(real_dir, n))
+    let snap = DirSnapshot::read(real_dir);
+    dir_files(&snap, None)
+        .into_iter()
+        .map(|f| f.to_session_file(real_dir))
         .collect()
+}
+
+/// One regular file of a sessions-directory listing, by name (its path is
+/// `<real dir>/<name>`, which is also its canonical path).
+#[derive(Debug, Clone, Copy)]
+pub struct DirFile<'a> {
+    /// The file name (the new name of a file a plan renames).
+    pub name: &'a str,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time in ms since the epoch.
+    pub mtime_ms: f64,
+}
+
+impl DirFile<'_> {
+    /// The file as a [`SessionFile`] of the directory `real_dir`.
+    pub fn to_session_file(&self, real_dir: &Path) -> SessionFile {
+        let path = real_dir.join(self.name);
+        SessionFile {
+            canonical: path.clone(),
+            path,
+            name: self.name.to_string(),
+            size: self.size,
+            mtime_ms: self.mtime_ms,
+        }
+    }
+}
+
+/// `readSessionsDirFiles` on a listing: the regular files with their size and mtime, in
+/// directory order, as `view` (planned changes) leaves them when given.
+pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec<DirFile<'a>> {
+    let view = view.filter(|v| !v.is_empty());
+    let mut buf = snap.dir().to_path_buf();
+    let mut out = Vec::with_capacity(snap.len());
+    for i in snap.files() {
+        let Some(st) = snap.stat(i) else { continue };
+        let mut name = snap.name(i);
+        if let Some(v) = view {
+            buf.push(name);
+            let gone = v.removed.contains(buf.as_path());
+            let to = v.renamed.get(buf.as_path());
+            buf.pop();
+            if gone {
+                continue;
+            }
+            if let Some(to) = to {
+                name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            }
+        }
+        out.push(DirFile {
+            name,
+            size: st.size,
+            mtime_ms: st.mtime_ms,
+        });
+    }
+    out
 }
 
 fn blob_name_res() -> &'static (Regex, Regex, Regex) {
@@ -147,8 +204,8 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 /// passed through [`DirOverlay::apply`]. Paths are canonical.
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
-    renamed: HashMap<PathBuf, PathBuf>,
-    removed: HashSet<PathBuf>,
+    renamed: HashMap<PathBuf, PathBuf, FxBuild>,
+    removed: HashSet<PathBuf, FxBuild>,
 }
 
 impl DirOverlay {
@@ -160,6 +217,11 @@ impl DirOverlay {
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
         self.removed.insert(path.to_path_buf());
+    }
+
+    /// Whether nothing is planned.
+    pub fn is_empty(&self) -> bool {
+        self.renamed.is_empty() && self.removed.is_empty()
     }
 
     /// Whether `path` will be gone (removed or renamed away).
@@ -264,6 +326,9 @@ impl RemovalReason {
 #[derive(Debug)]
 pub struct DirGuard {
     real_dir: PathBuf,
+    /// The directory, open: files directly in it are changed with `*at` calls (one
+    /// lookup each, never through a path that could change meanwhile).
+    fd: Option<OwnedFd>,
     /// What was done, in order.
     pub events: Vec<FileEvent>,
     touched_dirs: HashSet<PathBuf>,
@@ -275,13 +340,57 @@ enum Removable {
     No,
 }
 
+/// What `lstat` says about a path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LinkStat {
+    File(u64),
+    Symlink,
+    Other,
+}
+
 impl DirGuard {
     /// A guard for the (real) sessions directory.
     pub fn new(real_dir: &Path) -> Self {
         DirGuard {
             real_dir: real_dir.to_path_buf(),
+            fd: open_dir(real_dir),
             events: Vec::new(),
             touched_dirs: HashSet::new(),
+        }
+    }
+
+    /// The open directory and the C name of `p` when `p` lies directly in it.
+    fn at(&self, p: &Path) -> Option<(RawFd, CString)> {
+        let fd = self.fd.as_ref()?.as_raw_fd();
+        let name = name_in_dir(&self.real_dir, p)?;
+        Some((fd, CString::new(name).ok()?))
+    }
+
+    /// `lstat(p)`; `None` when it fails.
+    fn lstat(&self, p: &Path) -> Option<LinkStat> {
+        let kind = |regular: bool, link: bool, size: u64| {
+            if regular {
+                LinkStat::File(size)
+            } else if link {
+                LinkStat::Symlink
+            } else {
+                LinkStat::Other
+            }
+        };
+        match self.at(p) {
+            Some((fd, name)) => {
+                let st = lstat_at(fd, &name)?;
+                let fmt = st.st_mode & libc::S_IFMT;
+                Some(kind(
+                    fmt == libc::S_IFREG,
+                    fmt == libc::S_IFLNK,
+                    st.st_size as u64,
+                ))
+            }
+            None => {
+                let m = std::fs::symlink_metadata(p).ok()?;
+                Some(kind(m.is_file(), m.file_type().is_symlink(), m.len()))
+            }
         }
     }
 
@@ -311,14 +420,10 @@ impl DirGuard {
             self.skip(path, "outside the sessions directory");
             return Removable::No;
         }
-        let Ok(meta) = std::fs::symlink_metadata(path) else {
-            return Removable::No;
-        };
-        if meta.is_file() {
-            return Removable::Yes(meta.len());
-        }
-        if !meta.file_type().is_symlink() {
-            return Removable::No;
+        match self.lstat(path) {
+            Some(LinkStat::File(size)) => return Removable::Yes(size),
+            Some(LinkStat::Symlink) => {}
+            _ => return Removable::No,
         }
         match std::fs::canonicalize(path) {
             Ok(target) if self.contains(&target) => match std::fs::metadata(&target) {
@@ -333,13 +438,43 @@ impl DirGuard {
         }
     }
 
+    fn unlink(&self, path: &Path) -> std::io::Result<()> {
+        match self.at(path) {
+            Some((fd, name)) => {
+                // SAFETY: `name` is a valid C string; `fd` an open directory.
+                let r = unsafe { libc::unlinkat(fd, name.as_ptr(), 0) };
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
+            None => std::fs::remove_file(path),
+        }
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        match (self.at(from), self.at(to)) {
+            (Some((fd, a)), Some((_, b))) => {
+                // SAFETY: valid C strings; `fd` an open directory.
+                let r = unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) };
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            }
+            _ => std::fs::rename(from, to),
+        }
+    }
+
     /// Removes a file (`removeFileIfExists`): returns the bytes the gateway counts (0 for
     /// a missing file, an empty file, or one left alone for safety).
     pub fn remove(&mut self, path: &Path, reason: RemovalReason) -> u64 {
         let Removable::Yes(size) = self.check(path) else {
             return 0;
         };
-        match std::fs::remove_file(path) {
+        match self.unlink(path) {
             Ok(()) => {
                 self.mark_dir(path);
                 self.events.push(FileEvent::Removed {
@@ -363,7 +498,7 @@ impl DirGuard {
     /// Whether `path` is a regular file (not a link) inside the directory
     /// (`isRegularNonSymlinkFile` plus containment).
     pub fn is_regular_inside(&self, path: &Path) -> bool {
-        self.contains(path) && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        self.contains(path) && matches!(self.lstat(path), Some(LinkStat::File(_)))
     }
 
     /// Removes a regular, non-link file inside the directory (trajectory sidecars).
@@ -381,11 +516,10 @@ impl DirGuard {
             self.skip(from, "outside the sessions directory");
             return false;
         }
-        match std::fs::symlink_metadata(from) {
-            Ok(m) if m.is_file() => {}
-            _ => return false,
+        if !matches!(self.lstat(from), Some(LinkStat::File(_))) {
+            return false;
         }
-        match std::fs::rename(from, to) {
+        match self.rename(from, to) {
             Ok(()) => {
                 self.mark_dir(from);
                 self.events.push(FileEvent::Archived {
@@ -406,7 +540,9 @@ impl DirGuard {
 
     fn mark_dir(&mut self, p: &Path) {
         if let Some(d) = p.parent() {
-            self.touched_dirs.insert(d.to_path_buf());
+            if !self.touched_dirs.contains(d) {
+                self.touched_dirs.insert(d.to_path_buf());
+            }
         }
     }
 

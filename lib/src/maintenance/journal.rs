@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
@@ -23,21 +23,39 @@ pub fn journal_path(store_path: &Path) -> PathBuf {
     store_path.with_file_name(format!("{name}.pending-archives.json"))
 }
 
+#[derive(serde::Serialize)]
+struct JournalEntry<'a> {
+    #[serde(rename = "sessionId")]
+    session_id: Option<&'a str>,
+    from: std::borrow::Cow<'a, str>,
+    to: std::borrow::Cow<'a, str>,
+}
+
+#[derive(serde::Serialize)]
+struct Journal<'a> {
+    version: u32,
+    archives: Vec<JournalEntry<'a>>,
+}
+
 /// Records the planned renames, durably, before the store is written.
-pub fn write_journal(path: &Path, plan: &[PlannedArchive]) -> Result<(), AtomicWriteError> {
-    let archives: Vec<Value> = plan
-        .iter()
-        .map(|a| {
-            json!({
-                "sessionId": a.session_id,
-                "from": a.from.to_string_lossy(),
-                "to": a.to.to_string_lossy(),
+pub fn write_journal<'a>(
+    path: &Path,
+    plan: impl IntoIterator<Item = &'a PlannedArchive>,
+) -> Result<(), AtomicWriteError> {
+    let journal = Journal {
+        version: 1,
+        archives: plan
+            .into_iter()
+            .map(|a| JournalEntry {
+                session_id: a.session_id.as_deref(),
+                from: a.from.to_string_lossy(),
+                to: a.to.to_string_lossy(),
             })
-        })
-        .collect();
-    let text = serde_json::to_string_pretty(&json!({"version": 1, "archives": archives}))
-        .unwrap_or_default();
-    replace_file(path, format!("{text}\n").as_bytes(), 0o600)
+            .collect(),
+    };
+    let mut text = serde_json::to_vec_pretty(&journal).unwrap_or_default();
+    text.push(b'\n');
+    replace_file(path, &text, 0o600)
 }
 
 /// Removes the journal once its renames are done (durably: the directory is synced).
@@ -134,6 +152,12 @@ mod tests {
             std::fs::write(root.join(format!("{id}.jsonl")), id).unwrap();
         }
         write_journal(&j, &plan).unwrap();
+        // The same bytes as a pretty-printed `{"version", "archives": [{sessionId, from, to}]}`.
+        let value = serde_json::json!({"version": 1, "archives": plan.iter().map(|a| serde_json::json!({
+            "sessionId": a.session_id, "from": a.from.to_string_lossy(), "to": a.to.to_string_lossy(),
+        })).collect::<Vec<_>>()});
+        let expected = format!("{}\n", serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(std::fs::read_to_string(&j).unwrap(), expected);
         assert_eq!(read_journal(&j).unwrap(), plan);
         // "b" is referenced again by the store: it stays.
         let live: HashSet<&str> = ["b"].into_iter().collect();

@@ -16,6 +16,7 @@
 pub mod archive;
 pub mod artifacts;
 pub mod config;
+pub mod dir_snapshot;
 pub mod disk_budget;
 pub mod files;
 pub mod journal;
@@ -46,6 +47,7 @@ use archive::{
 };
 use artifacts::{prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
+use dir_snapshot::DirSnapshot;
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
 use files::{DirGuard, DirOverlay, FileEvent};
 use paths::SessionPaths;
@@ -219,6 +221,35 @@ fn session_paths(ctx: &StateContext, target: &StoreTarget) -> SessionPaths {
     )
 }
 
+/// Reads the store with `read` while a second thread lists the sessions directory (and
+/// stats its files when the disk budget will need their sizes); the listing is then the
+/// one `paths` uses. Neither depends on the other, and nothing changes the directory
+/// before the steps that look at it.
+fn read_store_and_dir<T>(
+    paths: &mut SessionPaths,
+    maintenance: &MaintenanceConfig,
+    read: impl FnOnce() -> T,
+) -> T {
+    let real_dir = paths.real_dir().to_path_buf();
+    let stat_files = maintenance.max_disk_bytes.is_some() && maintenance.high_water_bytes.is_some();
+    let (value, snapshot) = std::thread::scope(|s| {
+        let scan = s.spawn(move || {
+            let snapshot = DirSnapshot::read(&real_dir);
+            if stat_files {
+                snapshot.stat_files();
+            }
+            snapshot
+        });
+        let value = read();
+        (value, scan.join())
+    });
+    match snapshot {
+        Ok(snapshot) => paths.set_snapshot(snapshot),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+    value
+}
+
 /// Which rule removed each entry (by position).
 #[derive(Debug, Default)]
 struct Removals {
@@ -301,11 +332,15 @@ pub fn preview_store(
     mode: MaintenanceMode,
     opts: &CleanupOptions,
 ) -> Result<StoreOutcome, CleanupError> {
-    let paths = session_paths(ctx, target);
+    let mut paths = session_paths(ctx, target);
+    let paths_dir = &paths.sessions_dir().to_path_buf();
     let pass = PassMode::Preview {
         chunks: maintenance.max_disk_bytes.is_some(),
     };
-    let mut store = StoreFacts::read(&target.store_path, paths.sessions_dir(), pass)?;
+    let store = read_store_and_dir(&mut paths, maintenance, || {
+        StoreFacts::read(&target.store_path, paths_dir, pass)
+    });
+    let mut store = store?;
     let mut guard = DirGuard::new(paths.real_dir());
     let before_count = store.len();
     let mut ws = WorkingSet::new(store.take_facts());
@@ -330,7 +365,8 @@ pub fn preview_store(
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
     }
     r.prune_and_cap(&mut ws, now, maintenance, &preserve);
-    let mut exclude = PathSet::new(paths.real_dir());
+    let removed = r.model_run.len() + r.stale.len() + r.capped.len() + r.dm_scope.len();
+    let mut exclude = PathSet::with_capacity(paths.real_dir(), removed * 3);
     for &i in r
         .model_run
         .iter()
@@ -343,7 +379,7 @@ pub fn preview_store(
             Some(before) => before.as_deref(),
             None => f.session_file.as_deref(),
         };
-        exclude.extend(paths.entry_artifacts(f.session_id.as_deref(), file));
+        artifacts::add_entry_artifacts(&mut exclude, &paths, f.session_id.as_deref(), file);
     }
     let budget = enforce_disk_budget(
         &mut ws,
@@ -371,6 +407,11 @@ pub fn preview_store(
             now_ms: now,
             exclude: &exclude,
             dry_run: true,
+            // Nothing changed on disk: without evictions, the budget's set is still right.
+            referenced: budget
+                .referenced
+                .as_ref()
+                .filter(|_| budget.evicted.is_empty()),
         },
     );
     r.repaired.retain(|&i| ws.is_alive(i));
@@ -424,8 +465,17 @@ pub fn apply_store(
     mode: MaintenanceMode,
     opts: &CleanupOptions,
 ) -> Result<StoreOutcome, CleanupError> {
-    let paths = session_paths(ctx, target);
-    let mut store = StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?;
+    let mut paths = session_paths(ctx, target);
+    let journal = journal::journal_path(&target.store_path);
+    let mut store = if journal.exists() {
+        // The journal's renames come first: the directory is listed after them.
+        StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?
+    } else {
+        let dir = paths.sessions_dir().to_path_buf();
+        read_store_and_dir(&mut paths, maintenance, || {
+            StoreFacts::read(&target.store_path, &dir, PassMode::Apply)
+        })?
+    };
     let mut guard = DirGuard::new(paths.real_dir());
     let preserve = preserve_set(opts.active_key.iter());
     let active = opts.active_key.as_deref();
@@ -444,11 +494,12 @@ pub fn apply_store(
     let mut ws = WorkingSet::new(store.take_facts());
 
     // Finish the renames of a run interrupted after its store write.
-    let journal = journal::journal_path(&target.store_path);
     if journal.exists() {
         let live = live_session_ids(&ws);
         let referenced = artifacts::referenced_paths(&ws, &paths);
         journal::recover_journal(&journal, &live, &referenced, &mut guard);
+        // The recovered renames changed the directory: list it again.
+        paths.forget_snapshot();
     }
 
     // Decide everything on the working set, then write the store once.
@@ -520,7 +571,7 @@ pub fn apply_store(
                     older_than_ms: ms,
                 });
             }
-            expired = plan_retention(&dirs, &rules, now, &mut overlay);
+            expired = plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()));
         }
     }
     let budget = enforce_disk_budget(
@@ -554,8 +605,8 @@ pub fn apply_store(
     // Record the renames, write the store, then change files in the gateway's order.
     let journaled = !archives.is_empty() || !dm_archives.is_empty();
     if journaled {
-        let all: Vec<PlannedArchive> = archives.iter().chain(&dm_archives).cloned().collect();
-        journal::write_journal(&journal, &all).map_err(CleanupError::Journal)?;
+        journal::write_journal(&journal, archives.iter().chain(&dm_archives))
+            .map_err(CleanupError::Journal)?;
     }
     let saved = store.save(ws.alive());
     let store_written = match saved {
@@ -579,6 +630,8 @@ pub fn apply_store(
         journal::remove_journal(&journal);
     }
     let unreferenced = if mode == MaintenanceMode::Enforce {
+        // The pruner sees the directory after the renames and removals above.
+        paths.forget_snapshot();
         prune_unreferenced(
             &ws,
             &paths,
@@ -589,6 +642,7 @@ pub fn apply_store(
                 now_ms: now,
                 exclude: &PathSet::new(paths.real_dir()),
                 dry_run: false,
+                referenced: None,
             },
         )
     } else {

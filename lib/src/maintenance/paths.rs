@@ -7,11 +7,11 @@
 //! that the file it touches lies inside the sessions directory (spec README, decision 5).
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
+use super::dir_snapshot::DirSnapshot;
 use crate::paths::absolutize;
 use crate::session_key::{js_trim, normalize_agent_id};
 use crate::transcript_path::{agent_id_from_path, is_valid_transcript_id};
@@ -103,6 +103,21 @@ pub fn split_clean(p: &Path) -> Option<(&[u8], &[u8])> {
     Some((if i == 0 { &b[..1] } else { &b[..i] }, &b[i + 1..]))
 }
 
+/// The file name of `p` when `p` lies directly in `dir` (compared as paths are: by
+/// components).
+pub fn name_in_dir<'p>(dir: &Path, p: &'p Path) -> Option<&'p str> {
+    if is_clean_absolute(p) {
+        let (parent, name) = split_clean(p)?;
+        if parent == bytes(dir) {
+            return std::str::from_utf8(name).ok();
+        }
+    }
+    if p.parent() == Some(dir) {
+        return p.file_name()?.to_str();
+    }
+    None
+}
+
 /// `isPathInside`-style strict containment (`resolvedFile !== resolvedParent`): the first
 /// relative segment must not be `..` itself.
 pub fn strictly_inside(base: &Path, target: &Path) -> bool {
@@ -127,6 +142,19 @@ fn classify(session_id: Option<&str>, session_file: &str) -> FileState {
     }
 }
 
+/// Where an entry's transcript is, for the sets of referenced files
+/// ([`SessionPaths::entry_transcript_name`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TranscriptName<'a> {
+    /// The entry has no transcript inside the directory (no artifacts at all).
+    Nothing,
+    /// Directly in the real directory under this name, which is not a symlink: the file
+    /// is its own canonical path.
+    InDir(std::borrow::Cow<'a, str>),
+    /// Elsewhere, or needs a realpath: use [`SessionPaths::entry_artifacts`].
+    Other,
+}
+
 /// Path resolution for one store's sessions directory.
 #[derive(Debug)]
 pub struct SessionPaths {
@@ -136,7 +164,7 @@ pub struct SessionPaths {
     legacy_dir: Option<PathBuf>,
     cwd: PathBuf,
     real_dirs: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
-    entries: OnceCell<Option<HashMap<OsString, bool>>>,
+    snapshot: OnceCell<DirSnapshot>,
 }
 
 impl SessionPaths {
@@ -166,7 +194,7 @@ impl SessionPaths {
             legacy_dir,
             cwd: cwd.to_path_buf(),
             real_dirs: RefCell::new(HashMap::new()),
-            entries: OnceCell::new(),
+            snapshot: OnceCell::new(),
         }
     }
 
@@ -199,10 +227,8 @@ impl SessionPaths {
             // of the directory instead of a stat per path).
             if let Some((parent, name)) = split_clean(p) {
                 if parent == bytes(&self.real_dir) {
-                    if let Some(entries) = self.dir_entries() {
-                        let name =
-                            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name);
-                        return if entries.get(name) == Some(&true) {
+                    if let Some(snap) = self.dir_entries() {
+                        return if snap.is_symlink(name) {
                             std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
                         } else {
                             p.to_path_buf()
@@ -229,23 +255,28 @@ impl SessionPaths {
         }
     }
 
-    /// What was directly in the real directory when first asked (name → is a symlink);
-    /// `None` when it cannot be read. Maintenance never creates links, and the only files
-    /// it creates are archives and the store, so the snapshot stays good for lookups.
-    fn dir_entries(&self) -> Option<&HashMap<OsString, bool>> {
-        self.entries
-            .get_or_init(|| {
-                let rd = std::fs::read_dir(&self.real_dir).ok()?;
-                Some(
-                    rd.flatten()
-                        .map(|e| {
-                            let link = e.file_type().is_ok_and(|t| t.is_symlink());
-                            (e.file_name(), link)
-                        })
-                        .collect(),
-                )
-            })
-            .as_ref()
+    /// What was directly in the real directory when first asked (or when given with
+    /// [`SessionPaths::set_snapshot`]); `None` when it cannot be read. Maintenance never
+    /// creates links, and the only files it creates are archives and the store, so the
+    /// snapshot stays good for these lookups.
+    fn dir_entries(&self) -> Option<&DirSnapshot> {
+        Some(self.snapshot()).filter(|s| s.readable())
+    }
+
+    /// The listing of the real directory: the one given, else read when first asked.
+    pub fn snapshot(&self) -> &DirSnapshot {
+        self.snapshot
+            .get_or_init(|| DirSnapshot::read(&self.real_dir))
+    }
+
+    /// Uses `snapshot` (a listing of the real directory) from now on.
+    pub fn set_snapshot(&mut self, snapshot: DirSnapshot) {
+        self.snapshot = OnceCell::from(snapshot);
+    }
+
+    /// Forgets the listing: the next use reads the directory again.
+    pub fn forget_snapshot(&mut self) {
+        self.snapshot = OnceCell::new();
     }
 
     /// Whether `p` may exist: false only for a path directly in the real directory that
@@ -255,10 +286,22 @@ impl SessionPaths {
             return true;
         }
         match (split_clean(p), self.dir_entries()) {
-            (Some((parent, name)), Some(entries)) if parent == bytes(&self.real_dir) => entries
-                .contains_key(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name)),
+            (Some((parent, name)), Some(snap)) if parent == bytes(&self.real_dir) => {
+                snap.lookup(name).is_some()
+            }
             _ => true,
         }
+    }
+
+    /// Whether `p` is a regular file (links not followed): from the listing for a file
+    /// directly in the real directory, else by `lstat`.
+    pub fn is_regular_file(&self, p: &Path) -> bool {
+        if let (Some(name), Some(snap)) = (name_in_dir(&self.real_dir, p), self.dir_entries()) {
+            return snap
+                .lookup(name.as_bytes())
+                .is_some_and(|i| snap.kind(i) == super::dir_snapshot::EntryKind::File);
+        }
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
     }
 
     /// Whether a canonical path lies inside the (real) sessions directory.
@@ -362,6 +405,53 @@ impl SessionPaths {
         self.is_inside(&canonical).then_some(canonical)
     }
 
+    /// The common case of [`SessionPaths::entry_transcript`] without building paths: the
+    /// transcript is `<real dir>/<name>` named by an absolute `sessionFile` or by the
+    /// `sessionId`, and is not a symlink.
+    pub fn entry_transcript_name<'a>(
+        &self,
+        session_id: Option<&str>,
+        session_file: Option<&'a str>,
+    ) -> TranscriptName<'a> {
+        use std::borrow::Cow;
+        let Some(id) = session_id.filter(|s| !s.is_empty()) else {
+            return TranscriptName::Nothing;
+        };
+        let Some(snap) = self.dir_entries() else {
+            return TranscriptName::Other;
+        };
+        let plain = |name: &[u8]| !name.starts_with(b"..") && !snap.is_symlink(name);
+        let file = session_file.map(js_trim).filter(|f| !f.is_empty());
+        if let Some(f) = file {
+            let p = Path::new(f);
+            if !is_clean_absolute(p) {
+                return TranscriptName::Other;
+            }
+            return match split_clean(p) {
+                Some((parent, name)) if parent == bytes(&self.real_dir) && plain(name) => {
+                    TranscriptName::InDir(Cow::Borrowed(&f[f.len() - name.len()..]))
+                }
+                _ => TranscriptName::Other,
+            };
+        }
+        let id = js_trim(id);
+        if !is_valid_transcript_id(id) {
+            return TranscriptName::Nothing;
+        }
+        let name = format!("{id}.jsonl");
+        if plain(name.as_bytes()) {
+            TranscriptName::InDir(Cow::Owned(name))
+        } else {
+            TranscriptName::Other
+        }
+    }
+
+    /// Whether `name` directly in the real directory was a symlink when listed (`None`:
+    /// the directory could not be listed).
+    pub fn is_link_in_dir(&self, name: &[u8]) -> Option<bool> {
+        Some(self.dir_entries()?.is_symlink(name))
+    }
+
     /// `resolveSessionArtifactCanonicalPathsForEntry`: the transcript and its trajectory
     /// pointer and runtime sidecars, canonical (empty when the transcript is outside).
     pub fn entry_artifacts(
@@ -414,8 +504,15 @@ impl SessionPaths {
                 out.push(dir.join(format!("{id}.jsonl")));
             }
         }
-        let mut seen = HashSet::new();
-        out.retain(|p| seen.insert(p.clone()));
+        // At most four: keep each first occurrence without hashing.
+        let mut i = 0;
+        while i < out.len() {
+            if out[..i].contains(&out[i]) {
+                out.remove(i);
+            } else {
+                i += 1;
+            }
+        }
         out
     }
 }

@@ -1,0 +1,374 @@
+//! One listing of a sessions directory, shared by every step that looks at it: the names
+//! and types in directory order (one `getdents` pass, links not followed), a name index,
+//! and each regular file's size and mtime, fetched once with `fstatat` relative to the
+//! open directory (no path walk per file) and cached.
+//!
+//! A snapshot describes the directory when it was read; a step that must see the changes
+//! of an earlier step reads a new one. Names that are not UTF-8 are left out (no entry of a
+//! store can name them, and the gateway cannot stat them either).
+
+use std::cell::Cell;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::artifacts::FxHasher;
+
+/// What a directory entry is, links not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Symlink,
+    /// A directory.
+    Dir,
+    /// Anything else (fifo, socket, device).
+    Other,
+}
+
+/// The size and mtime of a regular file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileStat {
+    /// Size in bytes.
+    pub size: u64,
+    /// `stat.mtimeMs` as Node computes it.
+    pub mtime_ms: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum StatState {
+    Unknown,
+    NotFile,
+    File(FileStat),
+}
+
+#[derive(Debug)]
+struct Entry {
+    start: u32,
+    len: u32,
+    kind: EntryKind,
+    stat: Cell<StatState>,
+}
+
+/// One listing of a directory (see the module documentation).
+#[derive(Debug)]
+pub struct DirSnapshot {
+    dir: PathBuf,
+    fd: Option<OwnedFd>,
+    /// The names, each followed by a NUL (so that each is also a C string).
+    names: String,
+    entries: Vec<Entry>,
+    /// Open-addressing index: entry number + 1, 0 for a free slot.
+    table: Vec<u32>,
+    /// The slot of a hash is its top bits: `hash >> shift`.
+    shift: u32,
+    /// Whether any entry is a symlink.
+    has_symlinks: bool,
+}
+
+fn name_hash(name: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = FxHasher::default();
+    h.write(name);
+    // The raw state: its top bits are the well-mixed ones.
+    h.state()
+}
+
+fn kind_of_mode(mode: libc::mode_t) -> EntryKind {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => EntryKind::File,
+        libc::S_IFLNK => EntryKind::Symlink,
+        libc::S_IFDIR => EntryKind::Dir,
+        _ => EntryKind::Other,
+    }
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`.
+pub fn lstat_at(dir: RawFd, name: &CStr) -> Option<libc::stat> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `name` is a valid C string and `st` a writable stat buffer.
+    let r = unsafe {
+        libc::fstatat(
+            dir,
+            name.as_ptr(),
+            st.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    // SAFETY: fstatat filled the buffer when it returned 0.
+    (r == 0).then(|| unsafe { st.assume_init() })
+}
+
+fn file_stat(st: &libc::stat) -> Option<FileStat> {
+    (kind_of_mode(st.st_mode) == EntryKind::File).then(|| FileStat {
+        size: st.st_size as u64,
+        mtime_ms: st.st_mtime as f64 * 1000.0 + st.st_mtime_nsec as f64 / 1e6,
+    })
+}
+
+/// Opens `dir` for `*at` calls: a directory, not a link (`O_DIRECTORY | O_NOFOLLOW`).
+pub fn open_dir(dir: &Path) -> Option<OwnedFd> {
+    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid C string.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    // SAFETY: a non-negative fd from open is ours to own.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl DirSnapshot {
+    /// Lists `dir` (which should be canonical); an unreadable directory gives an empty,
+    /// unreadable snapshot.
+    pub fn read(dir: &Path) -> Self {
+        let mut snap = DirSnapshot {
+            dir: dir.to_path_buf(),
+            fd: None,
+            names: String::new(),
+            entries: Vec::new(),
+            table: Vec::new(),
+            shift: 64,
+            has_symlinks: false,
+        };
+        let Some(fd) = open_dir(dir) else {
+            return snap;
+        };
+        // The directory's size bounds the bytes of its names (each record holds one plus
+        // a header): reserving that (untouched pages cost nothing) saves the copies and
+        // the fresh pages of growing by doubling.
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `fd` is open and `st` a writable stat buffer.
+        if unsafe { libc::fstat(fd.as_raw_fd(), st.as_mut_ptr()) } == 0 {
+            // SAFETY: fstat filled the buffer.
+            let size = unsafe { st.assume_init() }.st_size.clamp(0, 1 << 30) as usize;
+            snap.names.reserve(size);
+            snap.entries.reserve(size / 24);
+        }
+        if snap.list(&fd).is_none() {
+            return snap;
+        }
+        snap.fd = Some(fd);
+        snap.build_index();
+        snap
+    }
+
+    fn list(&mut self, fd: &OwnedFd) -> Option<()> {
+        // SAFETY: duplicating an open fd; the duplicate is owned by the DIR stream below.
+        let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return None;
+        }
+        // SAFETY: `dup` is an open directory fd; on success the stream owns it.
+        let dirp = unsafe { libc::fdopendir(dup) };
+        if dirp.is_null() {
+            // SAFETY: `dup` is still ours when fdopendir failed.
+            unsafe { libc::close(dup) };
+            return None;
+        }
+        loop {
+            // SAFETY: `dirp` is a valid open stream.
+            let ent = unsafe { libc::readdir(dirp) };
+            if ent.is_null() {
+                break;
+            }
+            // SAFETY: readdir returned a valid entry, valid until the next call.
+            let (name, d_type) = unsafe { (CStr::from_ptr((*ent).d_name.as_ptr()), (*ent).d_type) };
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(bytes) else {
+                continue;
+            };
+            let kind = match d_type {
+                libc::DT_REG => EntryKind::File,
+                libc::DT_LNK => EntryKind::Symlink,
+                libc::DT_DIR => EntryKind::Dir,
+                libc::DT_UNKNOWN => match lstat_at(fd.as_raw_fd(), &CString::new(bytes).ok()?) {
+                    Some(st) => kind_of_mode(st.st_mode),
+                    None => continue,
+                },
+                _ => EntryKind::Other,
+            };
+            self.has_symlinks |= kind == EntryKind::Symlink;
+            let start = self.names.len() as u32;
+            self.names.push_str(name);
+            self.names.push('\0');
+            self.entries.push(Entry {
+                start,
+                len: bytes.len() as u32,
+                kind,
+                stat: Cell::new(StatState::Unknown),
+            });
+        }
+        // SAFETY: closing the stream opened above (and its fd).
+        unsafe { libc::closedir(dirp) };
+        Some(())
+    }
+
+    fn build_index(&mut self) {
+        let size = (self.entries.len() * 2).next_power_of_two().max(16);
+        let mask = size - 1;
+        self.shift = 64 - size.trailing_zeros();
+        let mut table = vec![0u32; size];
+        for i in 0..self.entries.len() {
+            let mut slot = (name_hash(self.name(i).as_bytes()) >> self.shift) as usize;
+            while table[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            table[slot] = i as u32 + 1;
+        }
+        self.table = table;
+    }
+
+    /// The directory listed.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the directory could be read.
+    pub fn readable(&self) -> bool {
+        self.fd.is_some()
+    }
+
+    /// The open directory (for `*at` calls), when it could be read.
+    pub fn fd(&self) -> Option<RawFd> {
+        self.fd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// How many entries were listed.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing was listed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The name of entry `i`.
+    pub fn name(&self, i: usize) -> &str {
+        let e = &self.entries[i];
+        &self.names[e.start as usize..(e.start + e.len) as usize]
+    }
+
+    fn c_name(&self, i: usize) -> &CStr {
+        let e = &self.entries[i];
+        CStr::from_bytes_with_nul(
+            &self.names.as_bytes()[e.start as usize..=(e.start + e.len) as usize],
+        )
+        .expect("names are stored NUL-terminated without inner NULs")
+    }
+
+    /// Whether `name` was listed as a symlink.
+    pub fn is_symlink(&self, name: &[u8]) -> bool {
+        self.has_symlinks
+            && self
+                .lookup(name)
+                .is_some_and(|i| self.kind(i) == EntryKind::Symlink)
+    }
+
+    /// What entry `i` was when listed.
+    pub fn kind(&self, i: usize) -> EntryKind {
+        self.entries[i].kind
+    }
+
+    /// The entry named `name`.
+    pub fn lookup(&self, name: &[u8]) -> Option<usize> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let mask = self.table.len() - 1;
+        let mut slot = (name_hash(name) >> self.shift) as usize;
+        loop {
+            let i = self.table[slot];
+            if i == 0 {
+                return None;
+            }
+            if self.name(i as usize - 1).as_bytes() == name {
+                return Some(i as usize - 1);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// The entries listed as regular files, in directory order.
+    pub fn files(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.entries.len()).filter(|&i| self.entries[i].kind == EntryKind::File)
+    }
+
+    /// The size and mtime of entry `i` (`None`: not a regular file, or gone), stat-ed
+    /// once (links not followed).
+    pub fn stat(&self, i: usize) -> Option<FileStat> {
+        let e = &self.entries[i];
+        match e.stat.get() {
+            StatState::File(s) => return Some(s),
+            StatState::NotFile => return None,
+            StatState::Unknown => {}
+        }
+        let st = self
+            .fd()
+            .and_then(|fd| lstat_at(fd, self.c_name(i)))
+            .and_then(|st| file_stat(&st));
+        e.stat.set(match st {
+            Some(s) => StatState::File(s),
+            None => StatState::NotFile,
+        });
+        st
+    }
+
+    /// Stats every regular file now.
+    pub fn stat_files(&self) {
+        for i in self.files() {
+            self.stat(i);
+        }
+    }
+
+    /// The full path of entry `i`.
+    pub fn path(&self, i: usize) -> PathBuf {
+        self.dir.join(self.name(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_indexes_and_stats() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("a.jsonl"), "abc").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("l.jsonl")).unwrap();
+        let s = DirSnapshot::read(&root);
+        assert!(s.readable());
+        assert_eq!(s.len(), 3);
+        let a = s.lookup(b"a.jsonl").unwrap();
+        assert_eq!(s.kind(a), EntryKind::File);
+        assert_eq!(s.stat(a).map(|f| f.size), Some(3));
+        let m = std::fs::metadata(root.join("a.jsonl")).unwrap();
+        assert_eq!(
+            s.stat(a).map(|f| f.mtime_ms),
+            Some(super::super::files::mtime_ms(&m))
+        );
+        assert!(s.is_symlink(b"l.jsonl") && !s.is_symlink(b"a.jsonl"));
+        let l = s.lookup(b"l.jsonl").unwrap();
+        assert_eq!(s.kind(l), EntryKind::Symlink);
+        assert_eq!(s.stat(l), None);
+        assert_eq!(s.kind(s.lookup(b"sub").unwrap()), EntryKind::Dir);
+        assert_eq!(s.lookup(b"missing"), None);
+        assert_eq!(
+            s.files().map(|i| s.name(i)).collect::<Vec<_>>(),
+            ["a.jsonl"]
+        );
+        assert_eq!(s.path(a), root.join("a.jsonl"));
+        let gone = DirSnapshot::read(&root.join("nope"));
+        assert!(!gone.readable() && gone.is_empty() && gone.lookup(b"a.jsonl").is_none());
+    }
+}
