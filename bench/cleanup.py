@@ -4,6 +4,9 @@
 A seeded generator writes one sessions directory (default: 100k entries, one transcript
 each) with a realistic mix, so that every step of the maintenance does work:
 
+* entries as the gateway writes them: a fixpoint of its load normalisation (`lastTo`
+  mirrors `deliveryContext.to`, the derived `route` last), in `JSON.stringify(store, null,
+  2)` form, so a load changes nothing but the hydrated skill prompts;
 * keys: groups/channels and threads (protected), direct chats, cron runs, subagents,
   model-run probes a day old, a few explicit/main keys; ages in whole days + 12 h ± 6 h
   (never within 6 h of a rule's boundary, so runs a minute apart decide alike);
