@@ -232,16 +232,26 @@ fn read_store_and_dir<T>(
 ) -> T {
     let real_dir = paths.real_dir().to_path_buf();
     let stat_files = maintenance.max_disk_bytes.is_some() && maintenance.high_water_bytes.is_some();
+    let list = move |dir: PathBuf| {
+        let snapshot = DirSnapshot::read(&dir);
+        if stat_files {
+            snapshot.stat_files();
+        }
+        snapshot
+    };
+    let fallback_dir = real_dir.clone();
     let (value, snapshot) = std::thread::scope(|s| {
-        let scan = s.spawn(move || {
-            let snapshot = DirSnapshot::read(&real_dir);
-            if stat_files {
-                snapshot.stat_files();
+        match std::thread::Builder::new().spawn_scoped(s, move || list(real_dir)) {
+            Ok(scan) => {
+                let value = read();
+                (value, scan.join())
             }
-            snapshot
-        });
-        let value = read();
-        (value, scan.join())
+            // No second thread to be had: list after the read.
+            Err(_) => {
+                let value = read();
+                (value, Ok(list(fallback_dir)))
+            }
+        }
     });
     match snapshot {
         Ok(snapshot) => paths.set_snapshot(snapshot),

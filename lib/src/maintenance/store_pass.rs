@@ -555,15 +555,23 @@ fn walk_canonical(st: &StoreText, sessions_dir: &Path, mode: PassMode) -> Option
             .collect()
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = segments
+            let jobs: Vec<_> = segments
                 .into_iter()
                 .map(|seg| {
-                    scope.spawn(move || walk_canonical_segment(body, base, seg, sessions_dir, mode))
+                    let here = seg.clone();
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, move || {
+                            walk_canonical_segment(body, base, seg, sessions_dir, mode)
+                        })
+                        .map_err(|_| here)
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().ok().flatten())
+            jobs.into_iter()
+                .map(|job| match job {
+                    Ok(handle) => handle.join().ok().flatten(),
+                    // No thread to be had: walk that segment here.
+                    Err(seg) => walk_canonical_segment(body, base, seg, sessions_dir, mode),
+                })
                 .collect()
         })
     };
