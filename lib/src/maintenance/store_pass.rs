@@ -278,11 +278,17 @@ fn load_pass(
 
 /// The chunk of an entry as written (`  "<key>": {…}`), from its persisted form.
 fn chunk_text(key: &str, persisted: &Map<String, Value>) -> String {
-    let mut out = String::with_capacity(512);
+    let mut out = chunk_head(key, 512);
+    jsjson::write_object(&mut out, persisted, Some(1));
+    out
+}
+
+/// The start of an entry's chunk, `  "<key>": `, with room for `capacity` bytes.
+fn chunk_head(key: &str, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
     out.push_str("  ");
     jsjson::write_string(&mut out, key);
     out.push_str(": ");
-    jsjson::write_object(&mut out, persisted, Some(1));
     out
 }
 
@@ -597,25 +603,15 @@ impl StoreFacts {
     /// split by the JSON parser, and its canonical entries still take the lean road.
     pub fn read(path: &Path, sessions_dir: &Path, mode: PassMode) -> Result<Self, StoreError> {
         let st = read_store_text(path)?;
-        if let Some(walked) = st
+        let walked = st
             .as_ref()
-            .and_then(|st| walk_canonical(st, sessions_dir, mode))
-        {
-            let st = st.expect("walked text");
-            let bom = st.body_start > 0;
-            let split = walked
-                .iter()
-                .map(|e| (e.key.clone(), e.value.clone()))
-                .collect();
-            let scan = StoreScan::from_split(path, st, split);
-            let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
-            let mut blobs = BlobCache::default();
-            for (i, e) in walked.into_iter().enumerate() {
-                let chunk = e.key_start - 2..e.value.end;
-                out.push_lean(i, e.lean, Some(chunk), mode, &mut blobs);
+            .and_then(|st| walk_canonical(st, sessions_dir, mode));
+        let st = match (walked, st) {
+            (Some(walked), Some(st)) => {
+                return Ok(Self::from_walk(path, sessions_dir, st, walked, mode))
             }
-            return Ok(out);
-        }
+            (_, st) => st,
+        };
         let scan = StoreScan::from_text(path, st)?;
         let bom = scan.text().starts_with('\u{feff}');
         let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
@@ -643,6 +639,31 @@ impl StoreFacts {
             }
         }
         Ok(out)
+    }
+
+    /// The store from a whole canonical walk of its text.
+    fn from_walk(
+        path: &Path,
+        sessions_dir: &Path,
+        st: StoreText,
+        walked: Vec<WalkedEntry>,
+        mode: PassMode,
+    ) -> Self {
+        let bom = st.body_start > 0;
+        // The keys move into the scan; each entry keeps its chunk and its lean verdict.
+        let mut split = Vec::with_capacity(walked.len());
+        let mut leans = Vec::with_capacity(walked.len());
+        for e in walked {
+            leans.push((e.key_start - 2..e.value.end, e.lean));
+            split.push((e.key, e.value));
+        }
+        let scan = StoreScan::from_split(path, st, split);
+        let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
+        let mut blobs = BlobCache::default();
+        for (i, (chunk, lean)) in leans.into_iter().enumerate() {
+            out.push_lean(i, lean, Some(chunk), mode, &mut blobs);
+        }
+        out
     }
 
     fn empty(path: &Path, sessions_dir: &Path, scan: StoreScan, bom: bool) -> Self {
@@ -691,10 +712,7 @@ impl StoreFacts {
                 Some(r) => Chunk::InFile(r),
                 None => {
                     let value = &self.scan.text()[self.scan.range(i)];
-                    let mut s = String::with_capacity(value.len() + 64);
-                    s.push_str("  ");
-                    jsjson::write_string(&mut s, self.scan.key(i));
-                    s.push_str(": ");
+                    let mut s = chunk_head(self.scan.key(i), value.len() + 64);
                     s.push_str(value);
                     Chunk::Owned(s)
                 }

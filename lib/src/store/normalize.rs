@@ -73,12 +73,7 @@ pub fn normalize_entry_with_holes(
     holes: &mut Holes,
 ) -> EntryVerdict {
     let migrated = migrate_legacy_fields(entry);
-    match normalize_entry_fields_with_holes(entry, holes) {
-        EntryVerdict::Keep { changed } => EntryVerdict::Keep {
-            changed: changed || migrated,
-        },
-        EntryVerdict::Drop => EntryVerdict::Drop,
-    }
+    with_migrated(normalize_fields(entry, holes, None), migrated)
 }
 
 /// §2.3 step 4, the legacy field migrations (`applySessionStoreMigrations`):
@@ -118,16 +113,7 @@ pub fn normalize_entry_fields_with_holes(
     entry: &mut Map<String, Value>,
     holes: &mut Holes,
 ) -> EntryVerdict {
-    let Some(mut changed) = normalize_shape(entry) else {
-        return EntryVerdict::Drop;
-    };
-    changed |= normalize_model_fields(entry);
-    changed |= normalize_delivery(entry, holes);
-    changed |= normalize_pending_final_delivery(entry);
-    changed |= normalize_plugin_extensions(entry);
-    changed |= normalize_plugin_extension_slot_keys(entry);
-    changed |= strip_resolved_skills(entry);
-    EntryVerdict::Keep { changed }
+    normalize_fields(entry, holes, None)
 }
 
 /// Delivery fields the delivery step left unchanged, remembered by their shape, so that a
@@ -230,26 +216,50 @@ pub fn normalize_entry_with_holes_memo(
     memo: &mut DeliveryMemo,
 ) -> EntryVerdict {
     let migrated = migrate_legacy_fields(entry);
+    with_migrated(normalize_fields(entry, holes, Some(memo)), migrated)
+}
+
+/// Folds the legacy migrations' change into the fields' verdict.
+fn with_migrated(verdict: EntryVerdict, migrated: bool) -> EntryVerdict {
+    match verdict {
+        EntryVerdict::Keep { changed } => EntryVerdict::Keep {
+            changed: changed || migrated,
+        },
+        EntryVerdict::Drop => EntryVerdict::Drop,
+    }
+}
+
+/// The steps of [`normalize_entry_fields_with_holes`]; with a memo, the delivery step runs
+/// only for shapes not seen unchanged.
+fn normalize_fields(
+    entry: &mut Map<String, Value>,
+    holes: &mut Holes,
+    memo: Option<&mut DeliveryMemo>,
+) -> EntryVerdict {
     let Some(mut changed) = normalize_shape(entry) else {
         return EntryVerdict::Drop;
     };
     changed |= normalize_model_fields(entry);
-    let shape = delivery_shape(entry);
-    let known = shape.as_ref().is_some_and(|s| memo.unchanged.contains(s));
-    if !known {
-        let c = normalize_delivery(entry, holes);
-        if let (false, Some(shape)) = (c, shape) {
-            memo.unchanged.insert(shape);
+    changed |= match memo {
+        None => normalize_delivery(entry, holes),
+        Some(memo) => {
+            let shape = delivery_shape(entry);
+            if shape.as_ref().is_some_and(|s| memo.unchanged.contains(s)) {
+                false
+            } else {
+                let c = normalize_delivery(entry, holes);
+                if let (false, Some(shape)) = (c, shape) {
+                    memo.unchanged.insert(shape);
+                }
+                c
+            }
         }
-        changed |= c;
-    }
+    };
     changed |= normalize_pending_final_delivery(entry);
     changed |= normalize_plugin_extensions(entry);
     changed |= normalize_plugin_extension_slot_keys(entry);
     changed |= strip_resolved_skills(entry);
-    EntryVerdict::Keep {
-        changed: changed || migrated,
-    }
+    EntryVerdict::Keep { changed }
 }
 
 /// Whether `id` can name a transcript file `<id>.jsonl`: it matches
