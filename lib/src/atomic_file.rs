@@ -63,13 +63,75 @@ pub fn temp_path_for(target: &Path) -> PathBuf {
     ))
 }
 
-/// Removes the temp file unless disarmed.
-struct TempGuard<'a>(Option<&'a Path>);
+/// A temp file written and synced beside its target but not yet in place (the first
+/// steps of [`replace_file`]): [`PendingReplace::commit`] renames it over the target and
+/// syncs the directory; dropping it uncommitted removes the temp file.
+#[derive(Debug)]
+pub struct PendingReplace {
+    target: PathBuf,
+    tmp: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
 
-impl Drop for TempGuard<'_> {
+impl PendingReplace {
+    /// Writes `bytes` to a new temp file beside `target` with exactly `mode`, and syncs
+    /// it; missing parent directories are created. The target is not touched.
+    pub fn prepare(target: &Path, bytes: &[u8], mode: u32) -> Result<Self, AtomicWriteError> {
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(|source| AtomicWriteError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let write_err = |source| AtomicWriteError::Write {
+            path: target.to_path_buf(),
+            source,
+        };
+        let tmp = temp_path_for(target);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(write_err)?;
+        // From here on, dropping `pending` removes the temp file.
+        let pending = PendingReplace {
+            target: target.to_path_buf(),
+            tmp,
+            dir: dir.to_path_buf(),
+            committed: false,
+        };
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(write_err)?;
+        file.write_all(bytes).map_err(write_err)?;
+        file.sync_all().map_err(write_err)?;
+        Ok(pending)
+    }
+
+    /// Renames the temp file over the target, then syncs the directory.
+    pub fn commit(mut self) -> Result<(), AtomicWriteError> {
+        std::fs::rename(&self.tmp, &self.target).map_err(|source| AtomicWriteError::Rename {
+            path: self.target.clone(),
+            source,
+        })?;
+        self.committed = true;
+        sync_dir(&self.dir).map_err(|source| AtomicWriteError::Write {
+            path: self.target.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for PendingReplace {
     fn drop(&mut self) {
-        if let Some(p) = self.0 {
-            let _ = std::fs::remove_file(p);
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
         }
     }
 }
@@ -77,41 +139,7 @@ impl Drop for TempGuard<'_> {
 /// Replaces `target` with `bytes` atomically and durably; the file gets exactly `mode`.
 /// Missing parent directories are created.
 pub fn replace_file(target: &Path, bytes: &[u8], mode: u32) -> Result<(), AtomicWriteError> {
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.exists() {
-        std::fs::create_dir_all(dir).map_err(|source| AtomicWriteError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    let tmp = temp_path_for(target);
-    let write_err = |source| AtomicWriteError::Write {
-        path: target.to_path_buf(),
-        source,
-    };
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(write_err)?;
-    let mut guard = TempGuard(Some(&tmp));
-    file.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(write_err)?;
-    file.write_all(bytes).map_err(write_err)?;
-    file.sync_all().map_err(write_err)?;
-    drop(file);
-    std::fs::rename(&tmp, target).map_err(|source| AtomicWriteError::Rename {
-        path: target.to_path_buf(),
-        source,
-    })?;
-    guard.0 = None;
-    sync_dir(dir).map_err(write_err)?;
-    Ok(())
+    PendingReplace::prepare(target, bytes, mode)?.commit()
 }
 
 /// `fsync`s a directory so that renames and unlinks in it are durable.
@@ -184,6 +212,26 @@ mod tests {
         assert_eq!(std::fs::read(&t).unwrap(), b"{\"a\":1}");
         assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_dir(d.path().join("sub")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_pending_replace_touches_nothing_until_committed() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("sessions.json");
+        std::fs::write(&t, "old").unwrap();
+        let names = || std::fs::read_dir(d.path()).unwrap().count();
+        let pending = PendingReplace::prepare(&t, b"new", 0o600).unwrap();
+        assert_eq!(names(), 2, "the temp file sits beside the target");
+        assert_eq!(std::fs::read(&t).unwrap(), b"old");
+        drop(pending);
+        assert_eq!(names(), 1, "dropped uncommitted: the temp file is gone");
+        assert_eq!(std::fs::read(&t).unwrap(), b"old");
+        PendingReplace::prepare(&t, b"new", 0o600)
+            .unwrap()
+            .commit()
+            .unwrap();
+        assert_eq!(std::fs::read(&t).unwrap(), b"new");
+        assert_eq!(names(), 1);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::dir_snapshot::DirSnapshot;
-use super::files::{DirGuard, DirOverlay, FileEvent, RemovalReason};
+use super::files::{DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason};
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
 use crate::artifact::{archive_path, archive_time, ArchiveReason};
@@ -66,7 +66,7 @@ pub struct PlannedArchive {
 /// Plans archiving the transcripts of removed sessions that no remaining entry
 /// references (`archiveRemovedSessionTranscripts` restricted to the store directory):
 /// existing regular files, not already gone in `overlay`, each once. The renames are
-/// added to `overlay`; [`make_archives`] does them.
+/// added to `overlay`; [`make_file_changes`] does them.
 pub fn plan_archives(
     removed: &RemovedSessions,
     referenced_ids: &HashSet<&str>,
@@ -112,11 +112,73 @@ pub fn archive_dirs(plan: &[PlannedArchive]) -> Vec<PathBuf> {
     dirs
 }
 
-/// Does the planned renames (a transcript gone since is skipped); returns how many.
-pub fn make_archives(plan: &[PlannedArchive], guard: &mut DirGuard) -> usize {
-    plan.iter()
-        .filter(|a| guard.archive(&a.from, &a.to))
-        .count()
+/// The file changes of an apply run, made after the store write (`store.md` §4.7, §4.8).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlannedFileChanges<'a> {
+    /// Transcripts of removed sessions to archive.
+    pub archives: &'a [PlannedArchive],
+    /// Their trajectory sidecars.
+    pub trajectories: &'a [PathBuf],
+    /// Archives past their retention.
+    pub expired: &'a [PathBuf],
+    /// The disk budget's files.
+    pub budget: &'a [PathBuf],
+    /// The listing the changes were planned on.
+    pub listing: Option<&'a DirSnapshot>,
+}
+
+/// Makes `plan` in the gateway's order (archives, trajectory sidecars, expired archives,
+/// the budget's files), as [`DirGuard::archive_and_remove`] does a batch: recorded in
+/// that order, the removals that touch no archived file made meanwhile. Returns how many
+/// archives expired (removed by retention).
+pub fn make_file_changes<'a>(plan: &PlannedFileChanges<'a>, guard: &mut DirGuard) -> u64 {
+    let archives: Vec<(&Path, &Path)> = plan
+        .archives
+        .iter()
+        .map(|a| (a.from.as_path(), a.to.as_path()))
+        .collect();
+    let removal = |reason, regular_only| {
+        move |p: &'a PathBuf| PlannedRemoval {
+            path: p.as_path(),
+            reason,
+            regular_only,
+        }
+    };
+    let removals: Vec<PlannedRemoval<'a>> = plan
+        .trajectories
+        .iter()
+        .map(removal(RemovalReason::Trajectory, true))
+        .chain(
+            plan.expired
+                .iter()
+                .map(removal(RemovalReason::ArchiveRetention, false)),
+        )
+        .chain(
+            plan.budget
+                .iter()
+                .map(removal(RemovalReason::DiskBudget, false)),
+        )
+        .collect();
+    // The renames in directory order (the listing's, a hash order): neighbours share
+    // the directory's blocks.
+    let order: Option<Vec<usize>> = plan.listing.map(|snap| {
+        let mut order: Vec<(usize, usize)> = archives
+            .iter()
+            .enumerate()
+            .map(|(i, (from, _))| {
+                let at = from
+                    .file_name()
+                    .and_then(|n| snap.lookup(n.as_encoded_bytes()))
+                    .unwrap_or(usize::MAX);
+                (at, i)
+            })
+            .collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, i)| i).collect()
+    });
+    let (_, bytes) = guard.archive_and_remove(&archives, order.as_deref(), &removals);
+    let expired = plan.trajectories.len()..plan.trajectories.len() + plan.expired.len();
+    bytes[expired].iter().filter(|&&b| b > 0).count() as u64
 }
 
 /// `readTrajectoryPointerFile`: the pointer's `runtimeFile` when the pointer is a regular
@@ -254,13 +316,6 @@ pub fn plan_trajectories(
     out
 }
 
-/// Removes planned trajectory sidecars (regular, non-link files inside only).
-pub fn remove_trajectories(planned: &[PathBuf], guard: &mut DirGuard) {
-    for p in planned {
-        guard.remove_regular(p, RemovalReason::Trajectory);
-    }
-}
-
 /// One archive-retention rule: archives of `reason` older than `older_than_ms`.
 #[derive(Debug, Clone, Copy)]
 pub struct RetentionRule {
@@ -345,14 +400,6 @@ pub fn plan_retention(
     out
 }
 
-/// Deletes planned archives (retention); returns how many files were deleted.
-pub fn remove_archives(planned: &[PathBuf], guard: &mut DirGuard) -> u64 {
-    planned
-        .iter()
-        .filter(|p| guard.remove(p, RemovalReason::ArchiveRetention) > 0)
-        .count() as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,7 +465,11 @@ mod tests {
         );
         assert_eq!(planned.len(), 3);
         assert!(overlay.is_gone(&root.join("b.jsonl.deleted.2020-01-01T00-00-00.000Z")));
-        assert_eq!(remove_archives(&planned, &mut g), 3);
+        let plan = PlannedFileChanges {
+            expired: &planned,
+            ..Default::default()
+        };
+        assert_eq!(make_file_changes(&plan, &mut g), 3);
         let mut left: Vec<String> = std::fs::read_dir(&root)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::config::TEMP_STALE_MS;
 use super::files::{
     is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard,
-    RemovalReason, SessionFile,
+    PlannedRemoval, RemovalReason, SessionFile,
 };
 use super::paths::{is_clean_absolute, name_in_dir, split_clean, SessionPaths, TranscriptName};
 use super::rules::WorkingSet;
@@ -27,6 +27,16 @@ pub struct UnreferencedReport {
     pub freed_bytes: u64,
     /// The age threshold used (`pruneAfter`).
     pub older_than_ms: u64,
+}
+
+impl UnreferencedReport {
+    /// Counts a removal of `bytes` (an empty or missing file is not counted).
+    fn count(&mut self, bytes: u64) {
+        if bytes > 0 {
+            self.removed_files += 1;
+            self.freed_bytes += bytes;
+        }
+    }
 }
 
 /// A fast non-cryptographic hasher (FxHash) for the path sets: file names are local and
@@ -433,6 +443,7 @@ pub fn prune_unreferenced(
         older_than_ms: p.older_than_ms,
         ..Default::default()
     };
+    let mut batch: Vec<PlannedRemoval<'_>> = Vec::new();
     for (f, is_blob) in removable {
         if is_blob && !p.dry_run {
             // Re-check with the current mtime, as the gateway does before removing.
@@ -448,11 +459,20 @@ pub fn prune_unreferenced(
                 continue;
             }
         }
-        let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
-        if bytes > 0 {
-            report.removed_files += 1;
-            report.freed_bytes += bytes;
+        if p.dry_run {
+            let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
+            report.count(bytes);
+        } else {
+            batch.push(PlannedRemoval {
+                path: &f.path,
+                reason: RemovalReason::Unreferenced,
+                regular_only: false,
+            });
         }
+    }
+    // The real removals are independent of each other: one batch.
+    for bytes in remover.guard.archive_and_remove(&[], None, &batch).1 {
+        report.count(bytes);
     }
     report
 }

@@ -6,8 +6,11 @@
 //! a link is removed as a link, and only when its target is a regular file inside.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -107,8 +110,8 @@ pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec
         let mut name = snap.name(i);
         if let Some(v) = view {
             buf.push(name);
-            let gone = v.removed.contains(buf.as_path());
-            let to = v.renamed.get(buf.as_path());
+            let gone = v.removed.contains(buf.as_os_str());
+            let to = v.renamed.get(buf.as_os_str());
             buf.pop();
             if gone {
                 continue;
@@ -201,22 +204,24 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 
 /// Changes planned in a sessions directory but not made yet (renames to archives,
 /// removals), so that a later step can plan on the directory as it will be: scans are
-/// passed through [`DirOverlay::apply`]. Paths are canonical.
+/// passed through [`DirOverlay::apply`]. Paths are canonical, so they are kept and
+/// compared as their bytes (hashing a `Path` parses its components).
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
-    renamed: HashMap<PathBuf, PathBuf, FxBuild>,
-    removed: HashSet<PathBuf, FxBuild>,
+    renamed: HashMap<OsString, PathBuf, FxBuild>,
+    removed: HashSet<OsString, FxBuild>,
 }
 
 impl DirOverlay {
     /// Plans a rename of `from` to `to`.
     pub fn rename(&mut self, from: &Path, to: &Path) {
-        self.renamed.insert(from.to_path_buf(), to.to_path_buf());
+        self.renamed
+            .insert(from.as_os_str().to_owned(), to.to_path_buf());
     }
 
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
-        self.removed.insert(path.to_path_buf());
+        self.removed.insert(path.as_os_str().to_owned());
     }
 
     /// Whether nothing is planned.
@@ -226,7 +231,7 @@ impl DirOverlay {
 
     /// Whether `path` will be gone (removed or renamed away).
     pub fn is_gone(&self, path: &Path) -> bool {
-        self.removed.contains(path) || self.renamed.contains_key(path)
+        self.removed.contains(path.as_os_str()) || self.renamed.contains_key(path.as_os_str())
     }
 
     /// The new paths of the files renamed into `dir`.
@@ -244,8 +249,8 @@ impl DirOverlay {
         }
         files
             .into_iter()
-            .filter(|f| !self.removed.contains(&f.canonical))
-            .map(|f| match self.renamed.get(&f.canonical) {
+            .filter(|f| !self.removed.contains(f.canonical.as_os_str()))
+            .map(|f| match self.renamed.get(f.canonical.as_os_str()) {
                 Some(to) => SessionFile {
                     path: to.clone(),
                     canonical: to.clone(),
@@ -334,11 +339,51 @@ pub struct DirGuard {
     touched_dirs: HashSet<PathBuf>,
 }
 
-/// A file that may be removed: its size, and whether it is a link to it.
-enum Removable {
-    Yes(u64),
-    No,
+/// What one removal found and did, before it is recorded: the removals of a batch run on
+/// several threads, and their outcomes are recorded afterwards, in order.
+#[derive(Debug)]
+enum RemovalOutcome {
+    /// Unlinked; the bytes the gateway counts.
+    Removed(u64),
+    /// Left alone on purpose (recorded as skipped).
+    Skipped(&'static str),
+    /// The unlink failed.
+    Failed(std::io::Error),
+    /// Nothing to remove: gone, not a file, or not the regular file required.
+    Nothing,
 }
+
+/// What one rename did, before it is recorded.
+#[derive(Debug)]
+enum RenameOutcome {
+    /// Renamed.
+    Done,
+    /// Left alone on purpose (recorded as skipped).
+    Skipped(&'static str),
+    /// Nothing to rename: the source is gone, or not a regular file.
+    Nothing,
+    /// The rename failed.
+    Failed(std::io::Error),
+}
+
+/// One removal of a batch ([`DirGuard::archive_and_remove`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PlannedRemoval<'a> {
+    /// The file (canonical).
+    pub path: &'a Path,
+    /// Which rule removes it.
+    pub reason: RemovalReason,
+    /// Only a regular file, never a link (trajectory sidecars: `isRegularNonSymlinkFile`).
+    pub regular_only: bool,
+}
+
+/// Worker threads of a removal batch. On this kind of filesystem an unlink can wait for
+/// the device (a synchronous discard as the inode's blocks are freed, after the
+/// directory is unlocked), so the waits of several removals overlap.
+const REMOVAL_WORKERS: usize = 4;
+
+/// Fewer independent removals than this run on the calling thread.
+const PARALLEL_REMOVALS_MIN: usize = 32;
 
 /// What `lstat` says about a path.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -347,6 +392,8 @@ enum LinkStat {
     Symlink,
     Other,
 }
+
+const OUTSIDE: &str = "outside the sessions directory";
 
 impl DirGuard {
     /// A guard for the (real) sessions directory.
@@ -413,28 +460,25 @@ impl DirGuard {
         });
     }
 
-    /// Checks that `path` is a regular file inside the directory, or a link inside it to
-    /// a regular file inside it; returns the size the gateway would count.
-    fn check(&mut self, path: &Path) -> Removable {
+    /// Whether `path` may be removed, and the size the gateway would count: a regular
+    /// file inside the directory, or (unless `regular_only`) a link inside it to a regular
+    /// file inside it. `Err(Some(why))`: left alone on purpose; `Err(None)`: nothing to do.
+    fn removable(&self, path: &Path, regular_only: bool) -> Result<u64, Option<&'static str>> {
         if !self.contains(path) {
-            self.skip(path, "outside the sessions directory");
-            return Removable::No;
+            return Err((!regular_only).then_some(OUTSIDE));
         }
         match self.lstat(path) {
-            Some(LinkStat::File(size)) => return Removable::Yes(size),
-            Some(LinkStat::Symlink) => {}
-            _ => return Removable::No,
+            Some(LinkStat::File(size)) => return Ok(size),
+            Some(LinkStat::Symlink) if !regular_only => {}
+            _ => return Err(None),
         }
         match std::fs::canonicalize(path) {
             Ok(target) if self.contains(&target) => match std::fs::metadata(&target) {
-                Ok(m) if m.is_file() => Removable::Yes(m.len()),
-                _ => Removable::No,
+                Ok(m) if m.is_file() => Ok(m.len()),
+                _ => Err(None),
             },
-            Ok(_) => {
-                self.skip(path, "symlink out of the sessions directory: not followed");
-                Removable::No
-            }
-            Err(_) => Removable::No,
+            Ok(_) => Err(Some("symlink out of the sessions directory: not followed")),
+            Err(_) => Err(None),
         }
     }
 
@@ -468,31 +512,90 @@ impl DirGuard {
         }
     }
 
-    /// Removes a file (`removeFileIfExists`): returns the bytes the gateway counts (0 for
-    /// a missing file, an empty file, or one left alone for safety).
-    pub fn remove(&mut self, path: &Path, reason: RemovalReason) -> u64 {
-        let Removable::Yes(size) = self.check(path) else {
-            return 0;
-        };
-        match self.unlink(path) {
-            Ok(()) => {
+    /// Removes `path` if it may be removed, without recording anything.
+    fn removal(&self, path: &Path, regular_only: bool) -> RemovalOutcome {
+        match self.removable(path, regular_only) {
+            Ok(size) => match self.unlink(path) {
+                Ok(()) => RemovalOutcome::Removed(size),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => RemovalOutcome::Nothing,
+                Err(e) => RemovalOutcome::Failed(e),
+            },
+            Err(Some(why)) => RemovalOutcome::Skipped(why),
+            Err(None) => RemovalOutcome::Nothing,
+        }
+    }
+
+    /// Records a removal's outcome; returns the bytes the gateway counts.
+    fn record_removal(&mut self, path: &Path, reason: RemovalReason, o: RemovalOutcome) -> u64 {
+        match o {
+            RemovalOutcome::Removed(bytes) => {
                 self.mark_dir(path);
                 self.events.push(FileEvent::Removed {
                     path: path.to_path_buf(),
                     reason,
-                    bytes: size,
+                    bytes,
                 });
-                size
+                bytes
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => {
+            RemovalOutcome::Skipped(why) => {
+                self.skip(path, why);
+                0
+            }
+            RemovalOutcome::Failed(e) => {
                 self.events.push(FileEvent::Failed {
                     path: path.to_path_buf(),
                     error: e.to_string(),
                 });
                 0
             }
+            RemovalOutcome::Nothing => 0,
         }
+    }
+
+    /// Renames `from` to `to` when both lie inside the directory, without recording
+    /// anything; a source gone meanwhile is nothing to do.
+    fn renaming(&self, from: &Path, to: &Path) -> RenameOutcome {
+        if !self.contains(from) || !self.contains(to) {
+            return RenameOutcome::Skipped(OUTSIDE);
+        }
+        match self.rename(from, to) {
+            Ok(()) => RenameOutcome::Done,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
+            Err(e) => RenameOutcome::Failed(e),
+        }
+    }
+
+    /// Records a rename's outcome; returns whether the file was renamed.
+    fn record_rename(&mut self, from: &Path, to: &Path, o: RenameOutcome) -> bool {
+        match o {
+            RenameOutcome::Done => {
+                self.mark_dir(from);
+                self.events.push(FileEvent::Archived {
+                    from: from.to_path_buf(),
+                    to: to.to_path_buf(),
+                });
+                true
+            }
+            RenameOutcome::Skipped(why) => {
+                self.skip(from, why);
+                false
+            }
+            RenameOutcome::Nothing => false,
+            RenameOutcome::Failed(e) => {
+                self.events.push(FileEvent::Failed {
+                    path: from.to_path_buf(),
+                    error: e.to_string(),
+                });
+                false
+            }
+        }
+    }
+
+    /// Removes a file (`removeFileIfExists`): returns the bytes the gateway counts (0 for
+    /// a missing file, an empty file, or one left alone for safety).
+    pub fn remove(&mut self, path: &Path, reason: RemovalReason) -> u64 {
+        let o = self.removal(path, false);
+        self.record_removal(path, reason, o)
     }
 
     /// Whether `path` is a regular file (not a link) inside the directory
@@ -501,41 +604,128 @@ impl DirGuard {
         self.contains(path) && matches!(self.lstat(path), Some(LinkStat::File(_)))
     }
 
-    /// Removes a regular, non-link file inside the directory (trajectory sidecars).
-    pub fn remove_regular(&mut self, path: &Path, reason: RemovalReason) -> bool {
-        if !self.is_regular_inside(path) {
-            return false;
-        }
-        self.remove(path, reason);
-        true
+    /// Removes a regular, non-link file inside the directory (trajectory sidecars);
+    /// returns its bytes (0 when it was not one, or was gone).
+    pub fn remove_regular(&mut self, path: &Path, reason: RemovalReason) -> u64 {
+        let o = self.removal(path, true);
+        self.record_removal(path, reason, o)
     }
 
-    /// Renames an existing regular file inside the directory to `to` (same directory).
+    /// Renames an existing regular file inside the directory to `to` (same directory),
+    /// checking first with `lstat` that it is one (paths read back from a journal).
     pub fn archive(&mut self, from: &Path, to: &Path) -> bool {
         if !self.contains(from) || !self.contains(to) {
-            self.skip(from, "outside the sessions directory");
+            self.skip(from, OUTSIDE);
             return false;
         }
         if !matches!(self.lstat(from), Some(LinkStat::File(_))) {
             return false;
         }
-        match self.rename(from, to) {
-            Ok(()) => {
-                self.mark_dir(from);
-                self.events.push(FileEvent::Archived {
-                    from: from.to_path_buf(),
-                    to: to.to_path_buf(),
-                });
-                true
+        let o = self.renaming(from, to);
+        self.record_rename(from, to, o)
+    }
+
+    /// Makes the renames `archives` and the removals `removals`, recorded as if made one
+    /// after the other in that order; returns how many files were renamed and the bytes
+    /// of each removal.
+    ///
+    /// The renames were planned on this run's listing, which found each source a regular
+    /// file: it is not `lstat`-ed again (a source gone since is skipped). They run on this
+    /// thread while the removals that name none of their files run on worker threads;
+    /// the removals that do wait for the renames. Paths are canonical; no two changes
+    /// touch one file but those, so the order changes no outcome, only the interleaving
+    /// (see [`REMOVAL_WORKERS`]).
+    pub fn archive_and_remove(
+        &mut self,
+        archives: &[(&Path, &Path)],
+        rename_order: Option<&[usize]>,
+        removals: &[PlannedRemoval<'_>],
+    ) -> (usize, Vec<u64>) {
+        let renamed_files: HashSet<&OsStr, FxBuild> = archives
+            .iter()
+            .flat_map(|&(from, to)| [from.as_os_str(), to.as_os_str()])
+            .collect();
+        let (free, after): (Vec<usize>, Vec<usize>) = (0..removals.len())
+            .partition(|&i| !renamed_files.contains(removals[i].path.as_os_str()));
+        let this = &*self;
+        let (renames, mut done) = this.removing(removals, &free, || {
+            let mut renames: Vec<Option<RenameOutcome>> = archives.iter().map(|_| None).collect();
+            let all: Vec<usize>;
+            let order = match rename_order {
+                Some(order) => order,
+                None => {
+                    all = (0..archives.len()).collect();
+                    &all
+                }
+            };
+            for &i in order {
+                let (from, to) = archives[i];
+                renames[i] = Some(this.renaming(from, to));
             }
-            Err(e) => {
-                self.events.push(FileEvent::Failed {
-                    path: from.to_path_buf(),
-                    error: e.to_string(),
-                });
-                false
-            }
+            renames
+                .into_iter()
+                .map(|o| o.unwrap_or(RenameOutcome::Nothing))
+                .collect::<Vec<_>>()
+        });
+        done.extend(this.removing(removals, &after, || ()).1);
+        let mut outcomes: Vec<Option<RemovalOutcome>> = removals.iter().map(|_| None).collect();
+        for (i, o) in done {
+            outcomes[i] = Some(o);
         }
+        let mut archived = 0;
+        for (&(from, to), o) in archives.iter().zip(renames) {
+            archived += usize::from(self.record_rename(from, to, o));
+        }
+        let bytes = outcomes
+            .into_iter()
+            .zip(removals)
+            .map(|(o, r)| match o {
+                Some(o) => self.record_removal(r.path, r.reason, o),
+                None => 0,
+            })
+            .collect();
+        (archived, bytes)
+    }
+
+    /// Makes the removals `which` of `removals` on worker threads while this thread runs
+    /// `meanwhile`, then helps them; without workers (few removals, or no thread to be
+    /// had) this thread makes them all after `meanwhile`. Records nothing.
+    fn removing<T>(
+        &self,
+        removals: &[PlannedRemoval<'_>],
+        which: &[usize],
+        meanwhile: impl FnOnce() -> T,
+    ) -> (T, Vec<(usize, RemovalOutcome)>) {
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = which.get(k) else {
+                    return done;
+                };
+                let r = &removals[i];
+                done.push((i, self.removal(r.path, r.regular_only)));
+            }
+        };
+        std::thread::scope(|s| {
+            let workers: Vec<_> = if which.len() >= PARALLEL_REMOVALS_MIN {
+                (0..REMOVAL_WORKERS)
+                    .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let value = meanwhile();
+            let mut done = work();
+            for w in workers {
+                match w.join() {
+                    Ok(theirs) => done.extend(theirs),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            (value, done)
+        })
     }
 
     fn mark_dir(&mut self, p: &Path) {
@@ -550,6 +740,50 @@ impl DirGuard {
     pub fn sync(&mut self) {
         for d in self.touched_dirs.drain() {
             let _ = crate::atomic_file::sync_dir(&d);
+        }
+    }
+}
+
+/// Looks names up in a directory on a thread of its own (an `lstat` each, results
+/// unused), until done or dropped: the kernel then has their entries, found or
+/// negative, in its cache, and a later rename to or from one of them skips that search
+/// of a large directory. Nothing is changed; a name outside the directory is skipped.
+#[derive(Debug)]
+pub struct LookAhead {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LookAhead {
+    /// Starts looking up `paths` (those directly in `dir`), in order; without a thread to
+    /// be had, does nothing.
+    pub fn start<'p>(dir: &Path, paths: impl Iterator<Item = &'p Path>) -> Self {
+        let names: Vec<CString> = paths
+            .filter_map(|p| CString::new(name_in_dir(dir, p)?).ok())
+            .collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = open_dir(dir).and_then(|fd| {
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .spawn(move || {
+                    for name in &names {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let _ = lstat_at(fd.as_raw_fd(), name);
+                    }
+                })
+                .ok()
+        });
+        LookAhead { stop, thread }
+    }
+}
+
+impl Drop for LookAhead {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
@@ -602,6 +836,111 @@ mod tests {
             5
         );
         assert!(root.join("t").exists());
-        assert!(!g.remove_regular(&root.join("missing"), RemovalReason::Trajectory));
+        assert_eq!(
+            g.remove_regular(&root.join("missing"), RemovalReason::Trajectory),
+            0
+        );
+    }
+
+    #[test]
+    fn a_batch_is_recorded_in_order_and_waits_for_its_renames() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        // Enough independent removals for the worker threads, one removal of a rename's
+        // destination (it must come after the rename), one of a file outside.
+        let n = PARALLEL_REMOVALS_MIN + 8;
+        let olds: Vec<PathBuf> = (0..n).map(|i| root.join(format!("old{i}.jsonl"))).collect();
+        for (i, p) in olds.iter().enumerate() {
+            std::fs::write(p, "x".repeat(i + 1)).unwrap();
+        }
+        let a = root.join("a.jsonl");
+        let a_to = root.join("a.jsonl.deleted.2020-01-01T00-00-00.000Z");
+        let b = root.join("b.jsonl");
+        let b_to = root.join("b.jsonl.deleted.2020-01-01T00-00-00.000Z");
+        std::fs::write(&a, "aaaa").unwrap();
+        std::fs::write(&b, "bb").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let keep = outside.path().join("keep.txt");
+        std::fs::write(&keep, "keep").unwrap();
+        let mut removals: Vec<PlannedRemoval<'_>> = olds
+            .iter()
+            .map(|p| PlannedRemoval {
+                path: p,
+                reason: RemovalReason::Unreferenced,
+                regular_only: false,
+            })
+            .collect();
+        removals.insert(
+            3,
+            PlannedRemoval {
+                path: &a_to,
+                reason: RemovalReason::DiskBudget,
+                regular_only: false,
+            },
+        );
+        removals.push(PlannedRemoval {
+            path: &keep,
+            reason: RemovalReason::Unreferenced,
+            regular_only: false,
+        });
+        let mut g = DirGuard::new(&root);
+        let archives = [(a.as_path(), a_to.as_path()), (b.as_path(), b_to.as_path())];
+        let (archived, bytes) = g.archive_and_remove(&archives, Some(&[1, 0]), &removals);
+        assert_eq!(archived, 2);
+        assert_eq!(bytes[3], 4, "the archive was removed after its rename");
+        assert_eq!(bytes[0], 1);
+        assert_eq!(bytes[n], n as u64);
+        assert_eq!(*bytes.last().unwrap(), 0);
+        assert!(keep.exists());
+        let left: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, [b_to.file_name().unwrap().to_str().unwrap()]);
+        // Recorded as if made one after the other: renames in plan order, then removals.
+        let mut expected = vec![
+            FileEvent::Archived {
+                from: a.clone(),
+                to: a_to.clone(),
+            },
+            FileEvent::Archived {
+                from: b.clone(),
+                to: b_to.clone(),
+            },
+        ];
+        for (r, &size) in removals.iter().zip(&bytes) {
+            if r.path == keep {
+                expected.push(FileEvent::Skipped {
+                    path: keep.clone(),
+                    why: OUTSIDE.to_string(),
+                });
+            } else {
+                expected.push(FileEvent::Removed {
+                    path: r.path.to_path_buf(),
+                    reason: r.reason,
+                    bytes: size,
+                });
+            }
+        }
+        assert_eq!(g.events, expected);
+        // A source gone since the plan is skipped, silently.
+        let (archived, _) = g.archive_and_remove(&[(a.as_path(), b.as_path())], None, &[]);
+        assert_eq!(archived, 0);
+        assert_eq!(g.events.len(), expected.len());
+    }
+
+    #[test]
+    fn a_look_ahead_changes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("a"), "a").unwrap();
+        let names = [
+            root.join("a"),
+            root.join("missing"),
+            PathBuf::from("/etc/passwd"),
+        ];
+        drop(LookAhead::start(&root, names.iter().map(PathBuf::as_path)));
+        let left: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
+        assert_eq!(left.len(), 1);
     }
 }

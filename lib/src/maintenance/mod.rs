@@ -42,18 +42,21 @@ use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
-    archive_dirs, make_archives, plan_archives, plan_retention, plan_trajectories, remove_archives,
-    remove_trajectories, PlannedArchive, RemovedSessions, RetentionRule,
+    archive_dirs, make_file_changes, plan_archives, plan_retention, plan_trajectories,
+    PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
 };
 use artifacts::{prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
 use dir_snapshot::DirSnapshot;
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
-use files::{DirGuard, DirOverlay, FileEvent};
+use files::{DirGuard, DirOverlay, FileEvent, LookAhead};
 use paths::SessionPaths;
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
-use store_pass::{PassMode, StoreFacts};
+use store_pass::{PassMode, PreparedSave, StoreFacts};
+
+/// Fewer archive renames than this are not looked up ahead (a thread is not worth it).
+const LOOK_UP_AHEAD_MIN: usize = 256;
 
 /// Why a cleanup could not run; stores already finished stay finished.
 #[derive(Debug, Error)]
@@ -546,71 +549,94 @@ pub fn apply_store(
     let mut archives: Vec<PlannedArchive> = Vec::new();
     let mut trajectories: Vec<PathBuf> = Vec::new();
     let mut expired: Vec<PathBuf> = Vec::new();
+    let mut look_ahead: Option<LookAhead> = None;
     if mode == MaintenanceMode::Enforce {
         r.prune_and_cap(&mut ws, now, maintenance, &preserve);
-        let mut removed = RemovedSessions::default();
-        for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
-            removed.remember(ws.entry(i));
-        }
-        let referenced = live_session_ids(&ws);
-        archives = plan_archives(&removed, &referenced, &paths, &mut overlay, &clock);
-        if !removed.is_empty() {
-            trajectories = plan_trajectories(
-                &removed,
-                &referenced,
-                &paths,
-                &mut guard,
-                &mut overlay,
-                ctx.env.cwd(),
-            );
-        }
-        let archived_dirs = archive_dirs(&archives);
-        if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
-            let dirs = if archived_dirs.is_empty() {
-                vec![paths.sessions_dir().to_path_buf()]
-            } else {
-                archived_dirs
-            };
-            let mut rules = vec![RetentionRule {
-                reason: ArchiveReason::Deleted,
-                older_than_ms: maintenance.prune_after_ms,
-            }];
-            if let Some(ms) = maintenance.reset_archive_retention_ms {
-                rules.push(RetentionRule {
-                    reason: ArchiveReason::Reset,
-                    older_than_ms: ms,
-                });
-            }
-            expired = plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()));
-        }
     }
-    let budget = enforce_disk_budget(
-        &mut ws,
-        &paths,
-        &mut guard,
-        &BudgetParams {
-            store_path: &target.store_path,
-            maintenance,
-            active_key: active,
-            preserve: &preserve,
-            now_ms: now,
-            mode: budget_mode,
-            view: Some(&overlay),
-        },
-    );
+    // Only the disk budget removes entries from here on. The store's new text is written
+    // to its temp file meanwhile, on a second thread, and kept if the budget removes none.
+    let alive_before_budget = ws.alive().to_vec();
+    let facts = &store;
+    let (budget, dm_archives, early_save) = std::thread::scope(|s| {
+        let early_save = std::thread::Builder::new()
+            .spawn_scoped(s, || facts.prepare_save(&alive_before_budget))
+            .ok();
+        if mode == MaintenanceMode::Enforce {
+            let mut removed = RemovedSessions::default();
+            for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
+                removed.remember(ws.entry(i));
+            }
+            let referenced = live_session_ids(&ws);
+            archives = plan_archives(&removed, &referenced, &paths, &mut overlay, &clock);
+            // The archive names are new: each rename would search the directory for
+            // one. The kernel looks them up meanwhile (the transcripts were listed).
+            if archives.len() >= LOOK_UP_AHEAD_MIN {
+                look_ahead = Some(LookAhead::start(
+                    paths.real_dir(),
+                    archives.iter().map(|a| a.to.as_path()),
+                ));
+            }
+            if !removed.is_empty() {
+                trajectories = plan_trajectories(
+                    &removed,
+                    &referenced,
+                    &paths,
+                    &mut guard,
+                    &mut overlay,
+                    ctx.env.cwd(),
+                );
+            }
+            let archived_dirs = archive_dirs(&archives);
+            if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
+                let dirs = if archived_dirs.is_empty() {
+                    vec![paths.sessions_dir().to_path_buf()]
+                } else {
+                    archived_dirs
+                };
+                let mut rules = vec![RetentionRule {
+                    reason: ArchiveReason::Deleted,
+                    older_than_ms: maintenance.prune_after_ms,
+                }];
+                if let Some(ms) = maintenance.reset_archive_retention_ms {
+                    rules.push(RetentionRule {
+                        reason: ArchiveReason::Reset,
+                        older_than_ms: ms,
+                    });
+                }
+                expired = plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()));
+            }
+        }
+        let budget = enforce_disk_budget(
+            &mut ws,
+            &paths,
+            &mut guard,
+            &BudgetParams {
+                store_path: &target.store_path,
+                maintenance,
+                active_key: active,
+                preserve: &preserve,
+                now_ms: now,
+                mode: budget_mode,
+                view: Some(&overlay),
+            },
+        );
+        // The retired DM sessions are archived after the budget's removals.
+        for p in &budget.planned {
+            overlay.remove(&paths.canonical(p));
+        }
+        let dm_archives = if dm_removed.is_empty() {
+            Vec::new()
+        } else {
+            let referenced = live_session_ids(&ws);
+            plan_archives(&dm_removed, &referenced, &paths, &mut overlay, &clock)
+        };
+        let early_save =
+            early_save.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (budget, dm_archives, early_save)
+    });
     r.budget = budget.evicted;
     summary.disk_budget = budget.report;
     r.repaired.retain(|&i| ws.is_alive(i));
-    // The retired DM sessions are archived after the budget's removals.
-    for p in &budget.planned {
-        overlay.remove(&paths.canonical(p));
-    }
-    let dm_archives = if dm_removed.is_empty() {
-        Vec::new()
-    } else {
-        let referenced = live_session_ids(&ws);
-        plan_archives(&dm_removed, &referenced, &paths, &mut overlay, &clock)
-    };
 
     // Record the renames, write the store, then change files in the gateway's order.
     let journaled = !archives.is_empty() || !dm_archives.is_empty();
@@ -618,7 +644,16 @@ pub fn apply_store(
         journal::write_journal(&journal, archives.iter().chain(&dm_archives))
             .map_err(CleanupError::Journal)?;
     }
-    let saved = store.save(ws.alive());
+    let prepared = match early_save {
+        Some(early) if ws.alive() == alive_before_budget.as_slice() => early,
+        // The budget removed entries (its temp file goes now), or no second thread was
+        // to be had.
+        unused => {
+            drop(unused);
+            store.prepare_save(ws.alive())
+        }
+    };
+    let saved = prepared.and_then(PreparedSave::commit);
     let store_written = match saved {
         Ok(outcome) => outcome == SaveOutcome::Written,
         Err(e) => {
@@ -628,13 +663,25 @@ pub fn apply_store(
             return Err(e.into());
         }
     };
-    make_archives(&archives, &mut guard);
-    remove_trajectories(&trajectories, &mut guard);
-    let retention_removed = remove_archives(&expired, &mut guard);
-    for p in &budget.planned {
-        guard.remove(p, files::RemovalReason::DiskBudget);
-    }
-    make_archives(&dm_archives, &mut guard);
+    // The renames start: the look-ahead has had its time.
+    drop(look_ahead);
+    let retention_removed = make_file_changes(
+        &PlannedFileChanges {
+            archives: &archives,
+            trajectories: &trajectories,
+            expired: &expired,
+            budget: &budget.planned,
+            listing: Some(paths.snapshot()),
+        },
+        &mut guard,
+    );
+    make_file_changes(
+        &PlannedFileChanges {
+            archives: &dm_archives,
+            ..Default::default()
+        },
+        &mut guard,
+    );
     guard.sync();
     if journaled {
         journal::remove_journal(&journal);

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::atomic_file::replace_file;
+use crate::atomic_file::PendingReplace;
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
@@ -874,6 +874,13 @@ impl StoreFacts {
     /// would be byte-identical to the file (and nothing changed on load). Blobs the kept
     /// entries need are written first.
     pub fn save(&self, alive: &[bool]) -> Result<SaveOutcome, StoreError> {
+        self.prepare_save(alive)?.commit()
+    }
+
+    /// The first half of [`StoreFacts::save`]: the new text written to a synced temp file
+    /// beside the store, which [`PreparedSave::commit`] puts in place. The store and the
+    /// blobs are not touched; dropping the result removes the temp file.
+    pub fn prepare_save(&self, alive: &[bool]) -> Result<PreparedSave<'_>, StoreError> {
         let kept = || {
             self.chunks
                 .iter()
@@ -893,23 +900,51 @@ impl StoreFacts {
         text.push_str(if any { "\n}" } else { "{}" });
         let existed = !disk.is_empty();
         if existed && !self.changed_on_load && disk == text {
-            return Ok(SaveOutcome::Unchanged);
+            return Ok(PreparedSave {
+                facts: self,
+                write: None,
+            });
         }
         // Each blob once (the gateway rewrites or touches it once per entry: same result).
         let mut written = vec![false; self.blobs.len()];
+        let mut blobs = Vec::new();
         for (_, ids) in kept() {
             for &id in ids {
-                if std::mem::replace(&mut written[id], true) {
-                    continue;
+                if !std::mem::replace(&mut written[id], true) {
+                    blobs.push(id);
                 }
-                let blob = &self.blobs[id];
-                prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
-                    path: blob.path.clone(),
-                    source,
-                })?;
             }
         }
-        replace_file(&self.path, text.as_bytes(), 0o600)?;
+        let pending = PendingReplace::prepare(&self.path, text.as_bytes(), 0o600)?;
+        Ok(PreparedSave {
+            facts: self,
+            write: Some((pending, blobs)),
+        })
+    }
+}
+
+/// A store write prepared by [`StoreFacts::prepare_save`].
+#[derive(Debug)]
+pub struct PreparedSave<'a> {
+    facts: &'a StoreFacts,
+    /// The store's temp file and the blobs to write first; `None`: nothing to write.
+    write: Option<(PendingReplace, Vec<usize>)>,
+}
+
+impl PreparedSave<'_> {
+    /// Writes the blobs the kept entries need, then puts the new store in place.
+    pub fn commit(self) -> Result<SaveOutcome, StoreError> {
+        let Some((pending, blobs)) = self.write else {
+            return Ok(SaveOutcome::Unchanged);
+        };
+        for id in blobs {
+            let blob = &self.facts.blobs[id];
+            prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
+                path: blob.path.clone(),
+                source,
+            })?;
+        }
+        pending.commit()?;
         Ok(SaveOutcome::Written)
     }
 }
