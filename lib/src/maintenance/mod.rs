@@ -445,6 +445,7 @@ pub fn preview_store(
     } else {
         Vec::new()
     };
+    free_in_background((store, ws, paths, exclude, budget));
     Ok(StoreOutcome {
         target: target.clone(),
         summary,
@@ -453,6 +454,14 @@ pub fn preview_store(
         store_written: false,
         retention_removed: 0,
     })
+}
+
+/// Frees `value` on a thread of its own: a run's large structures (the store's text,
+/// the facts of 100k entries, a directory listing) take tens of milliseconds to free, and
+/// the caller need not wait for that. Without a thread to be had, frees it here.
+fn free_in_background<T: Send + 'static>(value: T) {
+    // A failed spawn drops the closure, and the value with it, here.
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 fn live_session_ids(ws: &WorkingSet) -> HashSet<&str> {
@@ -724,6 +733,7 @@ pub fn apply_store(
     } else {
         Vec::new()
     };
+    free_in_background((store, ws, paths, overlay, archives));
     Ok(StoreOutcome {
         target: target.clone(),
         summary,

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -513,8 +514,8 @@ fn walk_canonical_segment(
     segment: Range<usize>,
     sessions_dir: &Path,
     mode: PassMode,
+    caches: &mut LeanCaches,
 ) -> Option<Vec<WalkedEntry>> {
-    let mut caches = LeanCaches::default();
     // Entries are seldom under 300 bytes: reserve so that the vector never moves.
     let mut out = Vec::with_capacity(segment.len() / 300 + 16);
     let mut failed = false;
@@ -525,7 +526,7 @@ fn walk_canonical_segment(
         };
         let key = key.into_owned();
         let lean =
-            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, &mut caches));
+            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, caches));
         out.push(WalkedEntry {
             key,
             key_start: base + m.key.start,
@@ -545,53 +546,84 @@ fn walk_threads(body_len: usize) -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
-/// Walks a whole canonical store body in parallel segments; `None` when the text is not
+/// Segments per walking thread: each thread takes the next segment when it is done with
+/// one, so that threads finish together although entries differ in cost and another
+/// thread (the directory listing) shares the cores.
+const SEGMENTS_PER_THREAD: usize = 8;
+
+/// Walks a whole canonical store body in segments, on this thread and helpers; the
+/// entries come back in file order, segment by segment. `None` when the text is not
 /// canonical, or holds keys a walk cannot order (array indices) or duplicate keys.
-fn walk_canonical(st: &StoreText, sessions_dir: &Path, mode: PassMode) -> Option<Vec<WalkedEntry>> {
+fn walk_canonical(
+    st: &StoreText,
+    sessions_dir: &Path,
+    mode: PassMode,
+) -> Option<Vec<Vec<WalkedEntry>>> {
     let body = &st.text[st.body_start..];
     if jsjson::may_hold_reserved(body) {
         return None;
     }
-    let segments = canonical::segments(body, walk_threads(body.len()))?;
+    let threads = walk_threads(body.len());
+    let segments = canonical::segments(body, threads * SEGMENTS_PER_THREAD)?;
     let base = st.body_start;
-    let parts: Vec<Option<Vec<WalkedEntry>>> = if segments.len() <= 1 {
-        segments
-            .into_iter()
-            .map(|seg| walk_canonical_segment(body, base, seg, sessions_dir, mode))
-            .collect()
-    } else {
-        std::thread::scope(|scope| {
-            let jobs: Vec<_> = segments
-                .into_iter()
-                .map(|seg| {
-                    let here = seg.clone();
-                    std::thread::Builder::new()
-                        .spawn_scoped(scope, move || {
-                            walk_canonical_segment(body, base, seg, sessions_dir, mode)
-                        })
-                        .map_err(|_| here)
-                })
-                .collect();
-            jobs.into_iter()
-                .map(|job| match job {
-                    Ok(handle) => handle.join().ok().flatten(),
-                    // No thread to be had: walk that segment here.
-                    Err(seg) => walk_canonical_segment(body, base, seg, sessions_dir, mode),
-                })
-                .collect()
-        })
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = || {
+        let mut caches = LeanCaches::default();
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(segment) = segments.get(k) else {
+                return done;
+            };
+            if failed.load(Ordering::Relaxed) {
+                return done;
+            }
+            let walked = walk_canonical_segment(
+                body,
+                base,
+                segment.clone(),
+                sessions_dir,
+                mode,
+                &mut caches,
+            );
+            match walked {
+                Some(entries) => done.push((k, entries)),
+                None => {
+                    failed.store(true, Ordering::Relaxed);
+                    return done;
+                }
+            }
+        }
     };
-    let mut entries = Vec::new();
-    for part in parts {
-        entries.extend(part?);
+    let mut parts = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
+            .collect();
+        let mut parts = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(theirs) => parts.extend(theirs),
+                // A failed walk only sends the store down the full pass.
+                Err(_) => failed.store(true, Ordering::Relaxed),
+            }
+        }
+        parts
+    });
+    if failed.load(Ordering::Relaxed) || parts.len() != segments.len() {
+        return None;
     }
-    let mut seen: HashSet<&str> = HashSet::with_capacity(entries.len());
-    for e in &entries {
+    parts.sort_unstable_by_key(|&(k, _)| k);
+    let parts: Vec<Vec<WalkedEntry>> = parts.into_iter().map(|(_, part)| part).collect();
+    let count = parts.iter().map(Vec::len).sum();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(count);
+    for e in parts.iter().flatten() {
         if jsjson::is_array_index(&e.key) || !seen.insert(&e.key) {
             return None;
         }
     }
-    Some(entries)
+    drop(seen);
+    Some(parts)
 }
 
 impl StoreFacts {
@@ -646,14 +678,15 @@ impl StoreFacts {
         path: &Path,
         sessions_dir: &Path,
         st: StoreText,
-        walked: Vec<WalkedEntry>,
+        walked: Vec<Vec<WalkedEntry>>,
         mode: PassMode,
     ) -> Self {
         let bom = st.body_start > 0;
         // The keys move into the scan; each entry keeps its chunk and its lean verdict.
-        let mut split = Vec::with_capacity(walked.len());
-        let mut leans = Vec::with_capacity(walked.len());
-        for e in walked {
+        let count = walked.iter().map(Vec::len).sum();
+        let mut split = Vec::with_capacity(count);
+        let mut leans = Vec::with_capacity(count);
+        for e in walked.into_iter().flatten() {
             leans.push((e.key_start - 2..e.value.end, e.lean));
             split.push((e.key, e.value));
         }

@@ -172,9 +172,48 @@ pub struct StoreText {
     pub warnings: Vec<String>,
 }
 
+/// Files at least this large are read in two halves on two threads.
+const SPLIT_READ_MIN: u64 = 8 << 20;
+
+/// Reads a whole file. A large one is read in two halves on two threads: the copy out of
+/// the page cache, and the first touch of each page of the new buffer, are shared. A
+/// file that changes size meanwhile is read again in one piece.
+fn read_whole_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < SPLIT_READ_MIN || usize::try_from(len).is_err() {
+        drop(file);
+        return std::fs::read(path);
+    }
+    let len = len as usize;
+    let half = len / 2;
+    let mut buf = vec![0u8; len];
+    let (head, tail) = buf.split_at_mut(half);
+    let (read_head, read_tail) = std::thread::scope(|s| {
+        let second =
+            std::thread::Builder::new().spawn_scoped(s, || file.read_exact_at(tail, half as u64));
+        let read_head = file.read_exact_at(head, 0);
+        let read_tail = match second {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => Err(std::io::Error::other("no second thread")),
+        };
+        (read_head, read_tail)
+    });
+    let mut probe = [0u8; 1];
+    let whole =
+        read_head.is_ok() && read_tail.is_ok() && file.read_at(&mut probe, len as u64)? == 0;
+    if whole {
+        Ok(buf)
+    } else {
+        drop(buf);
+        std::fs::read(path)
+    }
+}
+
 /// Reads a store file; `None` when it does not exist.
 pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_whole_file(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
