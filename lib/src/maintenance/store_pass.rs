@@ -1099,7 +1099,11 @@ mod tests {
         })
         .unwrap()
         .unwrap();
-        let walked = walk_canonical(&st, d.path(), PassMode::Apply).unwrap();
+        let walked: Vec<WalkedEntry> = walk_canonical(&st, d.path(), PassMode::Apply)
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
         assert_eq!(walked.len(), map.len());
         let identity = walked
             .iter()
