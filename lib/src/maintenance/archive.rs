@@ -159,24 +159,7 @@ pub fn make_file_changes<'a>(plan: &PlannedFileChanges<'a>, guard: &mut DirGuard
                 .map(removal(RemovalReason::DiskBudget, false)),
         )
         .collect();
-    // The renames in directory order (the listing's, a hash order): neighbours share
-    // the directory's blocks.
-    let order: Option<Vec<usize>> = plan.listing.map(|snap| {
-        let mut order: Vec<(usize, usize)> = archives
-            .iter()
-            .enumerate()
-            .map(|(i, (from, _))| {
-                let at = from
-                    .file_name()
-                    .and_then(|n| snap.lookup(n.as_encoded_bytes()))
-                    .unwrap_or(usize::MAX);
-                (at, i)
-            })
-            .collect();
-        order.sort_unstable();
-        order.into_iter().map(|(_, i)| i).collect()
-    });
-    let (_, bytes) = guard.archive_and_remove(&archives, order.as_deref(), &removals);
+    let (_, bytes) = guard.archive_and_remove(&archives, &removals, plan.listing);
     let expired = plan.trajectories.len()..plan.trajectories.len() + plan.expired.len();
     bytes[expired].iter().filter(|&&b| b > 0).count() as u64
 }

@@ -471,7 +471,7 @@ pub fn prune_unreferenced(
         }
     }
     // The real removals are independent of each other: one batch.
-    for bytes in remover.guard.archive_and_remove(&[], None, &batch).1 {
+    for bytes in remover.guard.archive_and_remove(&[], &batch, Some(snap)).1 {
         report.count(bytes);
     }
     report

@@ -265,6 +265,11 @@ impl DirSnapshot {
         .expect("names are stored NUL-terminated without inner NULs")
     }
 
+    /// Whether any entry was listed as a symlink.
+    pub fn has_symlinks(&self) -> bool {
+        self.has_symlinks
+    }
+
     /// Whether `name` was listed as a symlink.
     pub fn is_symlink(&self, name: &[u8]) -> bool {
         self.has_symlinks

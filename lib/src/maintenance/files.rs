@@ -20,7 +20,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::dir_snapshot::{lstat_at, open_dir, DirSnapshot};
-use super::paths::{name_in_dir, relative_inside};
+use super::paths::{is_clean_absolute, name_in_dir, relative_inside};
 
 /// One regular file seen by a scan.
 #[derive(Debug, Clone)]
@@ -110,8 +110,9 @@ pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec
         let mut name = snap.name(i);
         if let Some(v) = view {
             buf.push(name);
-            let gone = v.removed.contains(buf.as_os_str());
-            let to = v.renamed.get(buf.as_os_str());
+            let key = overlay_key(&buf);
+            let gone = v.removed.contains(&*key);
+            let to = v.renamed.get(&*key);
             buf.pop();
             if gone {
                 continue;
@@ -204,24 +205,35 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 
 /// Changes planned in a sessions directory but not made yet (renames to archives,
 /// removals), so that a later step can plan on the directory as it will be: scans are
-/// passed through [`DirOverlay::apply`]. Paths are canonical, so they are kept and
-/// compared as their bytes (hashing a `Path` parses its components).
+/// passed through [`DirOverlay::apply`]. Paths are canonical; they are kept and compared
+/// as their bytes, normalised as `Path` compares them ([`overlay_key`]; hashing a `Path`
+/// parses its components each time).
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
     renamed: HashMap<OsString, PathBuf, FxBuild>,
     removed: HashSet<OsString, FxBuild>,
 }
 
+/// A path as [`DirOverlay`] keys it: its bytes, with `//`, `/./` and a trailing `/`
+/// normalised away as `Path` equality ignores them (a clean absolute path as it is).
+fn overlay_key(p: &Path) -> std::borrow::Cow<'_, OsStr> {
+    if is_clean_absolute(p) {
+        std::borrow::Cow::Borrowed(p.as_os_str())
+    } else {
+        std::borrow::Cow::Owned(p.components().collect::<PathBuf>().into_os_string())
+    }
+}
+
 impl DirOverlay {
     /// Plans a rename of `from` to `to`.
     pub fn rename(&mut self, from: &Path, to: &Path) {
         self.renamed
-            .insert(from.as_os_str().to_owned(), to.to_path_buf());
+            .insert(overlay_key(from).into_owned(), to.to_path_buf());
     }
 
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
-        self.removed.insert(path.as_os_str().to_owned());
+        self.removed.insert(overlay_key(path).into_owned());
     }
 
     /// Whether nothing is planned.
@@ -231,7 +243,8 @@ impl DirOverlay {
 
     /// Whether `path` will be gone (removed or renamed away).
     pub fn is_gone(&self, path: &Path) -> bool {
-        self.removed.contains(path.as_os_str()) || self.renamed.contains_key(path.as_os_str())
+        let key = overlay_key(path);
+        self.removed.contains(&*key) || self.renamed.contains_key(&*key)
     }
 
     /// The new paths of the files renamed into `dir`.
@@ -249,8 +262,8 @@ impl DirOverlay {
         }
         files
             .into_iter()
-            .filter(|f| !self.removed.contains(f.canonical.as_os_str()))
-            .map(|f| match self.renamed.get(f.canonical.as_os_str()) {
+            .filter(|f| !self.removed.contains(&*overlay_key(&f.canonical)))
+            .map(|f| match self.renamed.get(&*overlay_key(&f.canonical)) {
                 Some(to) => SessionFile {
                     path: to.clone(),
                     canonical: to.clone(),
@@ -631,16 +644,36 @@ impl DirGuard {
     ///
     /// The renames were planned on this run's listing, which found each source a regular
     /// file: it is not `lstat`-ed again (a source gone since is skipped). They run on this
-    /// thread while the removals that name none of their files run on worker threads;
-    /// the removals that do wait for the renames. Paths are canonical; no two changes
+    /// thread while the removals that name none of their files run on worker threads
+    /// (unless `listing`, the listing the plan was made on, shows a symlink, or is not
+    /// given); the removals that do wait for the renames. Paths are canonical; no two changes
     /// touch one file but those, so the order changes no outcome, only the interleaving
     /// (see [`REMOVAL_WORKERS`]).
     pub fn archive_and_remove(
         &mut self,
         archives: &[(&Path, &Path)],
-        rename_order: Option<&[usize]>,
         removals: &[PlannedRemoval<'_>],
+        listing: Option<&DirSnapshot>,
     ) -> (usize, Vec<u64>) {
+        // The renames in directory order (the listing's, a hash order): neighbours share
+        // the directory's blocks.
+        let rename_order: Option<Vec<usize>> = listing.map(|snap| {
+            let mut order: Vec<(usize, usize)> = archives
+                .iter()
+                .enumerate()
+                .map(|(i, (from, _))| {
+                    let at = from
+                        .file_name()
+                        .and_then(|n| snap.lookup(n.as_encoded_bytes()))
+                        .unwrap_or(usize::MAX);
+                    (at, i)
+                })
+                .collect();
+            order.sort_unstable();
+            order.into_iter().map(|(_, i)| i).collect()
+        });
+        // A link's removal depends on its target's: with links about, one at a time.
+        let parallel = listing.is_some_and(|snap| !snap.has_symlinks());
         let renamed_files: HashSet<&OsStr, FxBuild> = archives
             .iter()
             .flat_map(|&(from, to)| [from.as_os_str(), to.as_os_str()])
@@ -648,10 +681,10 @@ impl DirGuard {
         let (free, after): (Vec<usize>, Vec<usize>) = (0..removals.len())
             .partition(|&i| !renamed_files.contains(removals[i].path.as_os_str()));
         let this = &*self;
-        let (renames, mut done) = this.removing(removals, &free, || {
+        let (renames, mut done) = this.removing(removals, &free, parallel, || {
             let mut renames: Vec<Option<RenameOutcome>> = archives.iter().map(|_| None).collect();
             let all: Vec<usize>;
-            let order = match rename_order {
+            let order = match rename_order.as_deref() {
                 Some(order) => order,
                 None => {
                     all = (0..archives.len()).collect();
@@ -667,7 +700,7 @@ impl DirGuard {
                 .map(|o| o.unwrap_or(RenameOutcome::Nothing))
                 .collect::<Vec<_>>()
         });
-        done.extend(this.removing(removals, &after, || ()).1);
+        done.extend(this.removing(removals, &after, parallel, || ()).1);
         let mut outcomes: Vec<Option<RemovalOutcome>> = removals.iter().map(|_| None).collect();
         for (i, o) in done {
             outcomes[i] = Some(o);
@@ -694,6 +727,7 @@ impl DirGuard {
         &self,
         removals: &[PlannedRemoval<'_>],
         which: &[usize],
+        parallel: bool,
         meanwhile: impl FnOnce() -> T,
     ) -> (T, Vec<(usize, RemovalOutcome)>) {
         let next = AtomicUsize::new(0);
@@ -709,7 +743,7 @@ impl DirGuard {
             }
         };
         std::thread::scope(|s| {
-            let workers: Vec<_> = if which.len() >= PARALLEL_REMOVALS_MIN {
+            let workers: Vec<_> = if parallel && which.len() >= PARALLEL_REMOVALS_MIN {
                 (0..REMOVAL_WORKERS)
                     .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
                     .collect()
@@ -885,7 +919,8 @@ mod tests {
         });
         let mut g = DirGuard::new(&root);
         let archives = [(a.as_path(), a_to.as_path()), (b.as_path(), b_to.as_path())];
-        let (archived, bytes) = g.archive_and_remove(&archives, Some(&[1, 0]), &removals);
+        let listing = DirSnapshot::read(&root);
+        let (archived, bytes) = g.archive_and_remove(&archives, &removals, Some(&listing));
         assert_eq!(archived, 2);
         assert_eq!(bytes[3], 4, "the archive was removed after its rename");
         assert_eq!(bytes[0], 1);
@@ -924,9 +959,37 @@ mod tests {
         }
         assert_eq!(g.events, expected);
         // A source gone since the plan is skipped, silently.
-        let (archived, _) = g.archive_and_remove(&[(a.as_path(), b.as_path())], None, &[]);
+        let (archived, _) = g.archive_and_remove(&[(a.as_path(), b.as_path())], &[], None);
         assert_eq!(archived, 0);
         assert_eq!(g.events.len(), expected.len());
+    }
+
+    #[test]
+    fn with_links_listed_a_batch_removes_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        // A link planned before its target counts the target's bytes, as one at a time.
+        let n = PARALLEL_REMOVALS_MIN + 8;
+        let files: Vec<PathBuf> = (0..n).map(|i| root.join(format!("f{i}.jsonl"))).collect();
+        for p in &files {
+            std::fs::write(p, "12345").unwrap();
+        }
+        let link = root.join("l.jsonl");
+        std::os::unix::fs::symlink(&files[n - 1], &link).unwrap();
+        let listing = DirSnapshot::read(&root);
+        assert!(listing.has_symlinks());
+        let removals: Vec<PlannedRemoval<'_>> = std::iter::once(&link)
+            .chain(&files)
+            .map(|p| PlannedRemoval {
+                path: p,
+                reason: RemovalReason::DiskBudget,
+                regular_only: false,
+            })
+            .collect();
+        let mut g = DirGuard::new(&root);
+        let (_, bytes) = g.archive_and_remove(&[], &removals, Some(&listing));
+        assert!(bytes.iter().all(|&b| b == 5), "{bytes:?}");
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     }
 
     #[test]
