@@ -657,21 +657,18 @@ impl DirGuard {
     ) -> (usize, Vec<u64>) {
         // The renames in directory order (the listing's, a hash order): neighbours share
         // the directory's blocks.
-        let rename_order: Option<Vec<usize>> = listing.map(|snap| {
-            let mut order: Vec<(usize, usize)> = archives
-                .iter()
-                .enumerate()
-                .map(|(i, (from, _))| {
-                    let at = from
-                        .file_name()
-                        .and_then(|n| snap.lookup(n.as_encoded_bytes()))
-                        .unwrap_or(usize::MAX);
-                    (at, i)
-                })
-                .collect();
-            order.sort_unstable();
-            order.into_iter().map(|(_, i)| i).collect()
-        });
+        let mut rename_order: Vec<(usize, usize)> = archives
+            .iter()
+            .enumerate()
+            .map(|(i, (from, _))| {
+                let at = listing
+                    .zip(from.file_name())
+                    .and_then(|(snap, n)| snap.lookup(n.as_encoded_bytes()))
+                    .unwrap_or(usize::MAX);
+                (at, i)
+            })
+            .collect();
+        rename_order.sort_unstable();
         // A link's removal depends on its target's: with links about, one at a time.
         let parallel = listing.is_some_and(|snap| !snap.has_symlinks());
         let renamed_files: HashSet<&OsStr, FxBuild> = archives
@@ -681,41 +678,24 @@ impl DirGuard {
         let (free, after): (Vec<usize>, Vec<usize>) = (0..removals.len())
             .partition(|&i| !renamed_files.contains(removals[i].path.as_os_str()));
         let this = &*self;
-        let (renames, mut done) = this.removing(removals, &free, parallel, || {
-            let mut renames: Vec<Option<RenameOutcome>> = archives.iter().map(|_| None).collect();
-            let all: Vec<usize>;
-            let order = match rename_order.as_deref() {
-                Some(order) => order,
-                None => {
-                    all = (0..archives.len()).collect();
-                    &all
-                }
-            };
-            for &i in order {
-                let (from, to) = archives[i];
-                renames[i] = Some(this.renaming(from, to));
-            }
-            renames
-                .into_iter()
-                .map(|o| o.unwrap_or(RenameOutcome::Nothing))
+        let (mut renames, mut done) = this.removing(removals, &free, parallel, || {
+            rename_order
+                .iter()
+                .map(|&(_, i)| (i, this.renaming(archives[i].0, archives[i].1)))
                 .collect::<Vec<_>>()
         });
         done.extend(this.removing(removals, &after, parallel, || ()).1);
-        let mut outcomes: Vec<Option<RemovalOutcome>> = removals.iter().map(|_| None).collect();
-        for (i, o) in done {
-            outcomes[i] = Some(o);
-        }
+        // Every rename and every removal was made once: back to plan order to record.
+        renames.sort_unstable_by_key(|&(i, _)| i);
+        done.sort_unstable_by_key(|&(i, _)| i);
         let mut archived = 0;
-        for (&(from, to), o) in archives.iter().zip(renames) {
+        for (i, o) in renames {
+            let (from, to) = archives[i];
             archived += usize::from(self.record_rename(from, to, o));
         }
-        let bytes = outcomes
+        let bytes = done
             .into_iter()
-            .zip(removals)
-            .map(|(o, r)| match o {
-                Some(o) => self.record_removal(r.path, r.reason, o),
-                None => 0,
-            })
+            .map(|(i, o)| self.record_removal(removals[i].path, removals[i].reason, o))
             .collect();
         (archived, bytes)
     }

@@ -427,3 +427,31 @@ impl SessionStore {
         Ok(SaveOutcome::Written)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store large enough to be read in two halves comes back whole, byte for byte.
+    #[test]
+    fn a_large_store_is_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        let entry = "  \"agent:main:x\": {\n    \"sessionId\": \"é😀\"\n  }";
+        let n = (SPLIT_READ_MIN as usize) / entry.len() + 2;
+        let text = format!("{{\n{}\n}}", vec![entry; n].join(",\n"));
+        assert!(text.len() as u64 >= SPLIT_READ_MIN);
+        std::fs::write(&p, &text).unwrap();
+        let st = read_store_text(&p).unwrap().unwrap();
+        assert_eq!(st.text, text);
+        // Invalid UTF-8 in the second half is still reported by line.
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() - 10;
+        bytes[at] = 0xff;
+        std::fs::write(&p, &bytes).unwrap();
+        assert!(matches!(
+            read_store_text(&p),
+            Err(StoreError::Malformed { line, .. }) if line > 1
+        ));
+    }
+}
