@@ -152,15 +152,21 @@ pub fn is_store_temp(name: &str, store_basename: &str) -> bool {
 
 /// The archive path for `file` at `now_ms`: `<file name>.<reason>.<ts>` beside it.
 pub fn archive_path(file: &Path, reason: ArchiveReason, now_ms: i64) -> PathBuf {
+    archive_path_with(file, &archive_name_suffix(reason, now_ms))
+}
+
+/// What an archive name adds to the file name: `.<reason>.<ts>`.
+pub fn archive_name_suffix(reason: ArchiveReason, now_ms: i64) -> String {
+    format!(".{}.{}", reason.as_str(), archive_timestamp(now_ms))
+}
+
+/// The archive path for `file` with the name suffix `suffix` ([`archive_name_suffix`]).
+pub fn archive_path_with(file: &Path, suffix: &str) -> PathBuf {
     let mut name = file
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(format!(
-        ".{}.{}",
-        reason.as_str(),
-        archive_timestamp(now_ms)
-    ));
+    name.push(suffix);
     file.with_file_name(name)
 }
 

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::dir_snapshot::DirSnapshot;
-use super::files::{DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason};
+use super::files::{
+    DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason, RenameBatch, RenamesUnderway,
+};
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
-use crate::artifact::{archive_path, archive_time, ArchiveReason};
+use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, ArchiveReason};
 
 /// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
 /// keyed by sessionId (which may be absent), in first-removal order; a later entry with
@@ -75,19 +77,28 @@ pub fn plan_archives(
     clock: &dyn Fn() -> i64,
 ) -> Vec<PlannedArchive> {
     let mut out: Vec<PlannedArchive> = Vec::new();
+    // The name suffix of the last millisecond seen (the clock is read for each archive).
+    let mut suffix: Option<(i64, String)> = None;
     for (id, file) in removed.iter() {
         if id.is_some_and(|id| referenced_ids.contains(id)) {
             continue;
         }
         for candidate in paths.archive_candidates(id, file) {
             let c = paths.canonical(&candidate);
-            if !paths.is_inside(&c) || !paths.may_exist(&c) || overlay.is_gone(&c) {
+            // A regular file (from the listing, for one directly in the directory).
+            if !paths.is_inside(&c) || !paths.is_regular_file(&c) || overlay.is_gone(&c) {
                 continue;
             }
-            if !paths.is_regular_file(&c) {
-                continue;
-            }
-            let to = archive_path(&c, ArchiveReason::Deleted, clock());
+            let ms = clock();
+            let suffix = match &mut suffix {
+                Some((at, text)) if *at == ms => text,
+                slot => {
+                    &slot
+                        .insert((ms, archive_name_suffix(ArchiveReason::Deleted, ms)))
+                        .1
+                }
+            };
+            let to = archive_path_with(&c, suffix);
             overlay.rename(&c, &to);
             out.push(PlannedArchive {
                 session_id: id.map(str::to_string),
@@ -123,20 +134,33 @@ pub struct PlannedFileChanges<'a> {
     pub expired: &'a [PathBuf],
     /// The disk budget's files.
     pub budget: &'a [PathBuf],
+    /// Unreferenced artifacts (planned on the directory as the changes above leave it).
+    pub unreferenced: &'a [PathBuf],
     /// The listing the changes were planned on.
     pub listing: Option<&'a DirSnapshot>,
 }
 
-/// Makes `plan` in the gateway's order (archives, trajectory sidecars, expired archives,
-/// the budget's files), as [`DirGuard::archive_and_remove`] does a batch: recorded in
-/// that order, the removals that touch no archived file made meanwhile. Returns how many
-/// archives expired (removed by retention).
-pub fn make_file_changes<'a>(plan: &PlannedFileChanges<'a>, guard: &mut DirGuard) -> u64 {
-    let archives: Vec<(&Path, &Path)> = plan
-        .archives
+/// The renames of `archives`, in the order of `listing` (to start them ahead of the rest
+/// of their plan: [`DirGuard::start_renames`], then [`make_file_changes`]).
+pub fn archive_batch(archives: &[PlannedArchive], listing: Option<&DirSnapshot>) -> RenameBatch {
+    let pairs = archives
         .iter()
-        .map(|a| (a.from.as_path(), a.to.as_path()))
+        .map(|a| (a.from.clone(), a.to.clone()))
         .collect();
+    RenameBatch::new(pairs, listing)
+}
+
+/// Makes `plan` in the gateway's order (archives, trajectory sidecars, expired archives,
+/// the budget's files), as [`DirGuard::finish_batch`] does a batch: recorded in that
+/// order, the removals that touch no archived file made meanwhile. `underway`: the
+/// plan's archives, already started ([`archive_batch`]).
+pub fn make_file_changes<'a>(
+    plan: &PlannedFileChanges<'a>,
+    underway: Option<RenamesUnderway>,
+    guard: &mut DirGuard,
+) -> FileChangesMade {
+    let underway =
+        underway.unwrap_or_else(|| guard.start_renames(archive_batch(plan.archives, plan.listing)));
     let removal = |reason, regular_only| {
         move |p: &'a PathBuf| PlannedRemoval {
             path: p.as_path(),
@@ -158,10 +182,32 @@ pub fn make_file_changes<'a>(plan: &PlannedFileChanges<'a>, guard: &mut DirGuard
                 .iter()
                 .map(removal(RemovalReason::DiskBudget, false)),
         )
+        .chain(
+            plan.unreferenced
+                .iter()
+                .map(removal(RemovalReason::Unreferenced, false)),
+        )
         .collect();
-    let (_, bytes) = guard.archive_and_remove(&archives, &removals, plan.listing);
+    let (archived, mut bytes) = guard.finish_batch(underway, &removals, plan.listing);
     let expired = plan.trajectories.len()..plan.trajectories.len() + plan.expired.len();
-    bytes[expired].iter().filter(|&&b| b > 0).count() as u64
+    let expired_removed = bytes[expired].iter().filter(|&&b| b > 0).count() as u64;
+    let unreferenced_bytes = bytes.split_off(removals.len() - plan.unreferenced.len());
+    FileChangesMade {
+        archived,
+        expired_removed,
+        unreferenced_bytes,
+    }
+}
+
+/// What [`make_file_changes`] did, for the report.
+#[derive(Debug, Clone, Default)]
+pub struct FileChangesMade {
+    /// How many transcripts were archived (renamed).
+    pub archived: usize,
+    /// How many expired archives were removed (by retention).
+    pub expired_removed: u64,
+    /// The bytes each unreferenced artifact's removal freed, in plan order.
+    pub unreferenced_bytes: Vec<u64>,
 }
 
 /// `readTrajectoryPointerFile`: the pointer's `runtimeFile` when the pointer is a regular
@@ -452,7 +498,7 @@ mod tests {
             expired: &planned,
             ..Default::default()
         };
-        assert_eq!(make_file_changes(&plan, &mut g), 3);
+        assert_eq!(make_file_changes(&plan, None, &mut g).expired_removed, 3);
         let mut left: Vec<String> = std::fs::read_dir(&root)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -6,9 +6,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::config::TEMP_STALE_MS;
+use super::dir_snapshot::FileStat;
 use super::files::{
-    is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard,
-    PlannedRemoval, RemovalReason, SessionFile,
+    dir_files, is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard,
+    DirOverlay, PlannedRemoval, RemovalReason, SessionFile,
 };
 use super::paths::{is_clean_absolute, name_in_dir, split_clean, SessionPaths, TranscriptName};
 use super::rules::WorkingSet;
@@ -360,6 +361,41 @@ pub struct PruneParams<'a> {
     pub referenced: Option<&'a PathSet>,
 }
 
+/// The removals of an unreferenced-artifact pass planned on the directory as the rest
+/// of the run's plan leaves it ([`plan_unreferenced`]), to be made with that plan.
+#[derive(Debug, Default)]
+pub struct PlannedUnreferenced {
+    /// The pass's report, removals not counted yet ([`PlannedUnreferenced::count`]).
+    pub report: UnreferencedReport,
+    /// The files to remove, in the gateway's order (oldest first).
+    pub removals: Vec<PathBuf>,
+}
+
+impl PlannedUnreferenced {
+    /// Counts the bytes each planned removal freed (0: missing, empty, or left alone).
+    pub fn count(&mut self, bytes: impl IntoIterator<Item = u64>) {
+        for b in bytes {
+            self.report.count(b);
+        }
+    }
+}
+
+/// `pruneUnreferencedSessionArtifacts` over the live entries of `ws`, planned on the
+/// listing as `view` (the run's other changes, not made yet) leaves it: what the gateway
+/// finds when it lists the directory after those changes. Nothing is removed.
+pub fn plan_unreferenced(
+    ws: &WorkingSet,
+    paths: &SessionPaths,
+    p: &PruneParams<'_>,
+    view: &DirOverlay,
+) -> PlannedUnreferenced {
+    let (report, removable) = unreferenced_removable(ws, paths, p, Some(view));
+    PlannedUnreferenced {
+        report,
+        removals: removable.into_iter().map(|(f, _)| f.path).collect(),
+    }
+}
+
 /// `pruneUnreferencedSessionArtifacts` over the live entries of `ws`.
 pub fn prune_unreferenced(
     ws: &WorkingSet,
@@ -367,9 +403,59 @@ pub fn prune_unreferenced(
     guard: &mut DirGuard,
     p: &PruneParams<'_>,
 ) -> UnreferencedReport {
+    let (mut report, removable) = unreferenced_removable(ws, paths, p, None);
+    if !p.dry_run {
+        let batch: Vec<PlannedRemoval<'_>> = removable
+            .iter()
+            .map(|(f, _)| PlannedRemoval {
+                path: &f.path,
+                reason: RemovalReason::Unreferenced,
+                regular_only: false,
+            })
+            .collect();
+        // The removals are independent of each other: one batch.
+        for bytes in guard
+            .archive_and_remove(&[], &batch, Some(paths.snapshot()))
+            .1
+        {
+            report.count(bytes);
+        }
+        return report;
+    }
+    let files: Vec<&SessionFile> = removable.iter().map(|(f, _)| f).collect();
+    let mut remover = Remover {
+        sizes: Sizes::new(
+            paths.real_dir(),
+            std::iter::empty(),
+            files.iter().map(|f| (f.canonical.as_path(), f.size)),
+        ),
+        simulated: HashSet::default(),
+        dry_run: true,
+        guard,
+        planned: Vec::new(),
+    };
+    for f in files {
+        let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
+        report.count(bytes);
+    }
+    report
+}
+
+/// The report of an unreferenced-artifact pass (removals not counted) and the files it
+/// removes, oldest first (whether each is a prompt blob): the directory's listing, or the
+/// listing as `view` leaves it.
+fn unreferenced_removable(
+    ws: &WorkingSet,
+    paths: &SessionPaths,
+    p: &PruneParams<'_>,
+    view: Option<&DirOverlay>,
+) -> (UnreferencedReport, Vec<(SessionFile, bool)>) {
     let real_dir = paths.real_dir();
     let snap = paths.snapshot();
-    let blobs = read_prompt_blob_files(real_dir);
+    let mut blobs = read_prompt_blob_files(real_dir);
+    if let Some(view) = view {
+        blobs.retain(|b| !view.is_gone(&b.canonical));
+    }
     let computed;
     let referenced = match p.referenced {
         Some(r) => r,
@@ -389,90 +475,72 @@ pub fn prune_unreferenced(
         .and_then(|n| n.to_str())
         .unwrap_or("");
     // Only the files that can be removed are stat-ed.
-    let mut files: Vec<SessionFile> = Vec::new();
+    let mut files: Vec<(SessionFile, bool)> = Vec::new();
     let mut scanned = 0u64;
-    for i in snap.files() {
+    let mut consider = |name: &str, stat: &dyn Fn() -> Option<FileStat>| {
         scanned += 1;
-        let name = snap.name(i);
         if p.exclude.contains_name(name) {
-            continue;
+            return;
         }
         let temp = is_store_temp(name, store_base);
         if !temp && (!is_artifact_name(name) || referenced.contains_name(name)) {
-            continue;
+            return;
         }
-        let Some(st) = snap.stat(i) else {
-            continue;
+        let Some(st) = stat() else {
+            return;
         };
         if st.mtime_ms <= if temp { temp_cutoff } else { cutoff } {
-            files.push(
-                DirFile {
-                    name,
-                    size: st.size,
-                    mtime_ms: st.mtime_ms,
-                }
-                .to_session_file(real_dir),
-            );
+            let f = DirFile {
+                name,
+                size: st.size,
+                mtime_ms: st.mtime_ms,
+            };
+            files.push((f.to_session_file(real_dir), false));
         }
-    }
-    let mut removable: Vec<(&SessionFile, bool)> = files.iter().map(|f| (f, false)).collect();
-    for b in &blobs {
-        if !p.exclude.contains(&b.canonical)
-            && is_blob_removable(b, &refs, blob_cutoff, temp_cutoff)
-        {
-            removable.push((b, true));
-        }
-    }
-    removable.sort_by(|a, b| a.0.mtime_ms.total_cmp(&b.0.mtime_ms));
-    let mut remover = Remover {
-        sizes: Sizes::new(
-            real_dir,
-            std::iter::empty(),
-            files
-                .iter()
-                .chain(&blobs)
-                .map(|f| (f.canonical.as_path(), f.size)),
-        ),
-        simulated: HashSet::default(),
-        dry_run: p.dry_run,
-        guard,
-        planned: Vec::new(),
     };
-    let mut report = UnreferencedReport {
+    match view {
+        Some(view) => {
+            for f in dir_files(snap, Some(view)) {
+                let st = FileStat {
+                    size: f.size,
+                    mtime_ms: f.mtime_ms,
+                };
+                consider(f.name, &|| Some(st));
+            }
+        }
+        None => {
+            for i in snap.files() {
+                consider(snap.name(i), &|| snap.stat(i));
+            }
+        }
+    }
+    let report = UnreferencedReport {
         scanned_files: scanned + blobs.len() as u64,
         older_than_ms: p.older_than_ms,
         ..Default::default()
     };
-    let mut batch: Vec<PlannedRemoval<'_>> = Vec::new();
-    for (f, is_blob) in removable {
-        if is_blob && !p.dry_run {
-            // Re-check with the current mtime, as the gateway does before removing.
-            let Ok(m) = std::fs::metadata(&f.path) else {
-                continue;
-            };
-            let fresh = SessionFile {
-                mtime_ms: super::files::mtime_ms(&m),
-                size: m.len(),
-                ..f.clone()
-            };
-            if !m.is_file() || !is_blob_removable(&fresh, &refs, blob_cutoff, temp_cutoff) {
-                continue;
-            }
-        }
-        if p.dry_run {
-            let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
-            report.count(bytes);
-        } else {
-            batch.push(PlannedRemoval {
-                path: &f.path,
-                reason: RemovalReason::Unreferenced,
-                regular_only: false,
-            });
+    for b in blobs {
+        if !p.exclude.contains(&b.canonical)
+            && is_blob_removable(&b, &refs, blob_cutoff, temp_cutoff)
+        {
+            files.push((b, true));
         }
     }
-    // The real removals are independent of each other: one batch.
-    for bytes in remover.guard.archive_and_remove(&[], &batch, Some(snap)).1 {
-        report.count(bytes);
+    files.sort_by(|a, b| a.0.mtime_ms.total_cmp(&b.0.mtime_ms));
+    if !p.dry_run {
+        // A blob is checked again with its current mtime, as the gateway does before
+        // removing it.
+        files.retain(|(f, is_blob)| {
+            !is_blob
+                || std::fs::metadata(&f.path).is_ok_and(|m| {
+                    let fresh = SessionFile {
+                        mtime_ms: super::files::mtime_ms(&m),
+                        size: m.len(),
+                        ..f.clone()
+                    };
+                    m.is_file() && is_blob_removable(&fresh, &refs, blob_cutoff, temp_cutoff)
+                })
+        });
     }
-    report
+    (report, files)
 }

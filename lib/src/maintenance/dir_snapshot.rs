@@ -283,6 +283,14 @@ impl DirSnapshot {
         self.entries[i].kind
     }
 
+    /// The entry named `name`, its size and mtime fetched now if they were not yet: the
+    /// listing keeps them when the file is then renamed or rewritten.
+    pub fn lookup_keeping_stat(&self, name: &[u8]) -> Option<usize> {
+        let i = self.lookup(name)?;
+        let _ = self.stat(i);
+        Some(i)
+    }
+
     /// The entry named `name`.
     pub fn lookup(&self, name: &[u8]) -> Option<usize> {
         if self.table.is_empty() {

@@ -118,6 +118,10 @@ pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec
                 continue;
             }
             if let Some(to) = to {
+                // Renamed, then removed under its new name (the budget, an archive).
+                if v.removed.contains(&*overlay_key(to)) {
+                    continue;
+                }
                 name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             }
         }
@@ -254,8 +258,9 @@ impl DirOverlay {
             .filter(move |to| to.parent() == Some(dir))
     }
 
-    /// The files of a scan as they will be: removed ones dropped, renamed ones under their
-    /// new name (same size and mtime, same place in the scan order).
+    /// The files of a scan as they will be: removed ones dropped (under either name),
+    /// renamed ones under their new name (same size and mtime, same place in the scan
+    /// order).
     pub fn apply(&self, files: Vec<SessionFile>) -> Vec<SessionFile> {
         if self.renamed.is_empty() && self.removed.is_empty() {
             return files;
@@ -263,8 +268,10 @@ impl DirOverlay {
         files
             .into_iter()
             .filter(|f| !self.removed.contains(&*overlay_key(&f.canonical)))
-            .map(|f| match self.renamed.get(&*overlay_key(&f.canonical)) {
-                Some(to) => SessionFile {
+            .filter_map(|f| match self.renamed.get(&*overlay_key(&f.canonical)) {
+                // Renamed, then removed under its new name.
+                Some(to) if self.removed.contains(&*overlay_key(to)) => None,
+                Some(to) => Some(SessionFile {
                     path: to.clone(),
                     canonical: to.clone(),
                     name: to
@@ -272,8 +279,8 @@ impl DirOverlay {
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default(),
                     ..f
-                },
-                None => f,
+                }),
+                None => Some(f),
             })
             .collect()
     }
@@ -394,6 +401,9 @@ pub struct PlannedRemoval<'a> {
 /// the device (a synchronous discard as the inode's blocks are freed, after the
 /// directory is unlocked), so the waits of several removals overlap.
 const REMOVAL_WORKERS: usize = 4;
+
+/// Fewer renames than this are not looked up ahead ([`LookAhead`]).
+const LOOK_UP_AHEAD_MIN: usize = 256;
 
 /// Fewer independent removals than this run on the calling thread.
 const PARALLEL_REMOVALS_MIN: usize = 32;
@@ -640,57 +650,121 @@ impl DirGuard {
 
     /// Makes the renames `archives` and the removals `removals`, recorded as if made one
     /// after the other in that order; returns how many files were renamed and the bytes
-    /// of each removal.
-    ///
-    /// The renames were planned on this run's listing, which found each source a regular
-    /// file: it is not `lstat`-ed again (a source gone since is skipped). They run on this
-    /// thread while the removals that name none of their files run on worker threads
-    /// (unless `listing`, the listing the plan was made on, shows a symlink, or is not
-    /// given); the removals that do wait for the renames. Paths are canonical; no two changes
-    /// touch one file but those, so the order changes no outcome, only the interleaving
-    /// (see [`REMOVAL_WORKERS`]).
+    /// of each removal ([`DirGuard::start_renames`], then [`DirGuard::finish_batch`]).
     pub fn archive_and_remove(
         &mut self,
         archives: &[(&Path, &Path)],
         removals: &[PlannedRemoval<'_>],
         listing: Option<&DirSnapshot>,
     ) -> (usize, Vec<u64>) {
-        // The renames in directory order (the listing's, a hash order): neighbours share
-        // the directory's blocks.
-        let mut rename_order: Vec<(usize, usize)> = archives
+        let pairs = archives
             .iter()
-            .enumerate()
-            .map(|(i, (from, _))| {
-                let at = listing
-                    .zip(from.file_name())
-                    .and_then(|(snap, n)| snap.lookup(n.as_encoded_bytes()))
-                    .unwrap_or(usize::MAX);
-                (at, i)
+            .map(|&(from, to)| (from.to_path_buf(), to.to_path_buf()))
+            .collect();
+        let underway = self.start_renames(RenameBatch::new(pairs, listing));
+        self.finish_batch(underway, removals, listing)
+    }
+
+    /// Starts the renames of `batch` on a thread of their own, in its order; without a
+    /// thread to be had, makes them here. Records nothing: [`DirGuard::finish_batch`]
+    /// does.
+    ///
+    /// The renames were planned on this run's listing, which found each source a regular
+    /// file: it is not `lstat`-ed again (a source gone since is nothing to do).
+    pub fn start_renames(&self, batch: RenameBatch) -> RenamesUnderway {
+        let mut underway = RenamesUnderway {
+            batch: batch.clone(),
+            thread: None,
+            done: None,
+            progress: Arc::new(AtomicUsize::new(0)),
+        };
+        if batch.pairs.is_empty() {
+            underway.done = Some(Vec::new());
+            return underway;
+        }
+        let renamer = DirGuard::new(&self.real_dir);
+        let progress = Arc::clone(&underway.progress);
+        match std::thread::Builder::new().spawn(move || renamer.rename_all(&batch, &progress)) {
+            Ok(t) => underway.thread = Some(t),
+            Err(_) => {
+                underway.done = Some(self.rename_all(&underway.batch, &underway.progress));
+            }
+        }
+        underway
+    }
+
+    /// Makes the renames of `batch`, in its order, counting them in `progress` (set to
+    /// `usize::MAX` at the end, or if a rename panics); records nothing.
+    fn rename_all(
+        &self,
+        batch: &RenameBatch,
+        progress: &AtomicUsize,
+    ) -> Vec<(usize, RenameOutcome)> {
+        struct Finished<'a>(&'a AtomicUsize);
+        impl Drop for Finished<'_> {
+            fn drop(&mut self) {
+                self.0.store(usize::MAX, Ordering::Release);
+            }
+        }
+        let _finished = Finished(progress);
+        batch
+            .order
+            .iter()
+            .map(|&i| {
+                let o = self.renaming(&batch.pairs[i].0, &batch.pairs[i].1);
+                progress.fetch_add(1, Ordering::Release);
+                (i, o)
             })
-            .collect();
-        rename_order.sort_unstable();
-        // A link's removal depends on its target's: with links about, one at a time.
+            .collect()
+    }
+
+    /// Waits for the renames `underway` and makes the removals `removals`, recording
+    /// everything as if made one after the other (the renames first, in plan order);
+    /// returns how many files were renamed and the bytes of each removal.
+    ///
+    /// The removals run meanwhile, on worker threads (unless `listing`, the listing the
+    /// plan was made on, shows a symlink, or is not given: a link's removal depends on
+    /// its target's, and then they all wait for the renames); a removal that names a
+    /// renamed file waits for the last rename that names it. Paths are canonical; no two changes touch one file but those, so the
+    /// order changes no outcome, only the interleaving (see [`REMOVAL_WORKERS`]).
+    pub fn finish_batch(
+        &mut self,
+        mut underway: RenamesUnderway,
+        removals: &[PlannedRemoval<'_>],
+        listing: Option<&DirSnapshot>,
+    ) -> (usize, Vec<u64>) {
+        let pairs = Arc::clone(&underway.batch.pairs);
         let parallel = listing.is_some_and(|snap| !snap.has_symlinks());
-        let renamed_files: HashSet<&OsStr, FxBuild> = archives
+        // How many renames must be made before each removal: those up to the last that
+        // names its file (0: none does).
+        let mut renamed_by: HashMap<&OsStr, usize, FxBuild> = HashMap::default();
+        for (k, &i) in underway.batch.order.iter().enumerate() {
+            let (from, to) = &pairs[i];
+            renamed_by.insert(from.as_os_str(), k + 1);
+            renamed_by.insert(to.as_os_str(), k + 1);
+        }
+        let needs: Vec<usize> = removals
             .iter()
-            .flat_map(|&(from, to)| [from.as_os_str(), to.as_os_str()])
+            .map(|r| renamed_by.get(r.path.as_os_str()).copied().unwrap_or(0))
             .collect();
-        let (free, after): (Vec<usize>, Vec<usize>) = (0..removals.len())
-            .partition(|&i| !renamed_files.contains(removals[i].path.as_os_str()));
+        // Those that wait for no rename first (in plan order), then as the renames go.
+        let mut which: Vec<usize> = (0..removals.len()).collect();
+        which.sort_by_key(|&i| needs[i]);
+        let progress = Arc::clone(&underway.progress);
+        let ready = |i: usize| {
+            while progress.load(Ordering::Acquire) < needs[i] {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        };
         let this = &*self;
-        let (mut renames, mut done) = this.removing(removals, &free, parallel, || {
-            rename_order
-                .iter()
-                .map(|&(_, i)| (i, this.renaming(archives[i].0, archives[i].1)))
-                .collect::<Vec<_>>()
-        });
-        done.extend(this.removing(removals, &after, parallel, || ()).1);
+        let (mut renames, mut done) =
+            this.removing(removals, &which, parallel, ready, || underway.wait());
         // Every rename and every removal was made once: back to plan order to record.
         renames.sort_unstable_by_key(|&(i, _)| i);
         done.sort_unstable_by_key(|&(i, _)| i);
         let mut archived = 0;
         for (i, o) in renames {
-            let (from, to) = archives[i];
+            let (from, to) = &pairs[i];
             archived += usize::from(self.record_rename(from, to, o));
         }
         let bytes = done
@@ -700,14 +774,16 @@ impl DirGuard {
         (archived, bytes)
     }
 
-    /// Makes the removals `which` of `removals` on worker threads while this thread runs
-    /// `meanwhile`, then helps them; without workers (few removals, or no thread to be
-    /// had) this thread makes them all after `meanwhile`. Records nothing.
+    /// Makes the removals `which` of `removals`, in that order, on worker threads while
+    /// this thread runs `meanwhile`, then helps them; without workers (few removals, or
+    /// no thread to be had) this thread makes them all after `meanwhile`. `ready(i)`
+    /// returns when removal `i` may be made. Records nothing.
     fn removing<T>(
         &self,
         removals: &[PlannedRemoval<'_>],
         which: &[usize],
         parallel: bool,
+        ready: impl Fn(usize) + Sync,
         meanwhile: impl FnOnce() -> T,
     ) -> (T, Vec<(usize, RemovalOutcome)>) {
         let next = AtomicUsize::new(0);
@@ -718,6 +794,7 @@ impl DirGuard {
                 let Some(&i) = which.get(k) else {
                     return done;
                 };
+                ready(i);
                 let r = &removals[i];
                 done.push((i, self.removal(r.path, r.regular_only)));
             }
@@ -754,6 +831,78 @@ impl DirGuard {
     pub fn sync(&mut self) {
         for d in self.touched_dirs.drain() {
             let _ = crate::atomic_file::sync_dir(&d);
+        }
+    }
+}
+
+/// Renames planned in the sessions directory (source, destination), and the order to
+/// make them in: the order of the listing the plan was made on, a hash order, so that
+/// neighbours share the directory's blocks.
+#[derive(Debug, Clone)]
+pub struct RenameBatch {
+    pairs: Arc<[(PathBuf, PathBuf)]>,
+    order: Arc<[usize]>,
+}
+
+impl RenameBatch {
+    /// The renames `pairs`, ordered by where `listing` found each source (sources it did
+    /// not find last, in plan order). The listing fetches each source's size and mtime
+    /// now, if it has not yet: planning goes on while they are renamed.
+    pub fn new(pairs: Vec<(PathBuf, PathBuf)>, listing: Option<&DirSnapshot>) -> Self {
+        let mut at: Vec<(usize, usize)> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (from, _))| {
+                let at = listing
+                    .zip(from.file_name())
+                    .and_then(|(snap, n)| snap.lookup_keeping_stat(n.as_encoded_bytes()))
+                    .unwrap_or(usize::MAX);
+                (at, i)
+            })
+            .collect();
+        at.sort_unstable();
+        RenameBatch {
+            pairs: pairs.into(),
+            order: at.into_iter().map(|(_, i)| i).collect(),
+        }
+    }
+
+    /// Starts looking up the destinations in `dir`, in order ([`LookAhead`]), when there
+    /// are enough of them for a thread to be worth it. The kernel caches each as absent,
+    /// and the rename to it no longer searches the directory (under its lock) for it.
+    pub fn look_ahead(&self, dir: &Path) -> Option<LookAhead> {
+        (self.pairs.len() >= LOOK_UP_AHEAD_MIN)
+            .then(|| LookAhead::start(dir, self.order.iter().map(|&i| self.pairs[i].1.as_path())))
+    }
+}
+
+/// Renames of a batch under way on a thread of their own ([`DirGuard::start_renames`]);
+/// [`DirGuard::finish_batch`] waits for them and records them. Dropped unfinished, it
+/// waits for them all the same (and nothing is recorded).
+#[derive(Debug)]
+pub struct RenamesUnderway {
+    batch: RenameBatch,
+    thread: Option<std::thread::JoinHandle<Vec<(usize, RenameOutcome)>>>,
+    done: Option<Vec<(usize, RenameOutcome)>>,
+    /// How many renames were made (`usize::MAX` once all were, or the thread died).
+    progress: Arc<AtomicUsize>,
+}
+
+impl RenamesUnderway {
+    /// The outcome of each rename, by its index in the batch (in the order made).
+    fn wait(&mut self) -> Vec<(usize, RenameOutcome)> {
+        match (self.done.take(), self.thread.take()) {
+            (Some(done), _) => done,
+            (None, Some(t)) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+impl Drop for RenamesUnderway {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
@@ -985,5 +1134,51 @@ mod tests {
         drop(LookAhead::start(&root, names.iter().map(PathBuf::as_path)));
         let left: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
         assert_eq!(left.len(), 1);
+    }
+
+    /// The view of a plan drops a file renamed and then removed under its new name, and
+    /// keeps the sizes of the listing once the files change (renames started early).
+    #[test]
+    fn a_view_drops_a_file_renamed_then_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        for (n, body) in [("a.jsonl", "aa"), ("b.jsonl", "bbb"), ("c.jsonl", "c")] {
+            std::fs::write(root.join(n), body).unwrap();
+        }
+        let snap = DirSnapshot::read(&root);
+        let (a, b, c) = (
+            root.join("a.jsonl"),
+            root.join("b.jsonl"),
+            root.join("c.jsonl"),
+        );
+        let (a2, b2) = (
+            root.join("a.jsonl.deleted.x"),
+            root.join("b.jsonl.deleted.x"),
+        );
+        let mut view = DirOverlay::default();
+        view.rename(&a, &a2);
+        view.rename(&b, &b2);
+        view.remove(&b2);
+        view.remove(&c);
+        let batch = RenameBatch::new(vec![(a.clone(), a2.clone())], Some(&snap));
+        let mut g = DirGuard::new(&root);
+        let underway = g.start_renames(batch);
+        let (archived, _) = g.finish_batch(underway, &[], Some(&snap));
+        assert_eq!(archived, 1);
+        let files: Vec<(&str, u64)> = dir_files(&snap, Some(&view))
+            .iter()
+            .map(|f| (f.name, f.size))
+            .collect();
+        assert_eq!(files, [("a.jsonl.deleted.x", 2)]);
+        let scanned = |p: &Path| SessionFile {
+            path: p.to_path_buf(),
+            canonical: p.to_path_buf(),
+            name: String::new(),
+            size: 1,
+            mtime_ms: 0.0,
+        };
+        let applied = view.apply(vec![scanned(&a), scanned(&b), scanned(&c)]);
+        let names: Vec<&Path> = applied.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(names, [a2.as_path()]);
     }
 }

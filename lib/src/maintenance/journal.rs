@@ -53,7 +53,7 @@ pub fn write_journal<'a>(
             })
             .collect(),
     };
-    let mut text = serde_json::to_vec_pretty(&journal).unwrap_or_default();
+    let mut text = serde_json::to_vec(&journal).unwrap_or_default();
     text.push(b'\n');
     replace_file(path, &text, 0o600)
 }
@@ -152,11 +152,11 @@ mod tests {
             std::fs::write(root.join(format!("{id}.jsonl")), id).unwrap();
         }
         write_journal(&j, &plan).unwrap();
-        // The same bytes as a pretty-printed `{"version", "archives": [{sessionId, from, to}]}`.
+        // The same bytes as a compact `{"version", "archives": [{sessionId, from, to}]}`.
         let value = serde_json::json!({"version": 1, "archives": plan.iter().map(|a| serde_json::json!({
             "sessionId": a.session_id, "from": a.from.to_string_lossy(), "to": a.to.to_string_lossy(),
         })).collect::<Vec<_>>()});
-        let expected = format!("{}\n", serde_json::to_string_pretty(&value).unwrap());
+        let expected = format!("{}\n", serde_json::to_string(&value).unwrap());
         assert_eq!(std::fs::read_to_string(&j).unwrap(), expected);
         assert_eq!(read_journal(&j).unwrap(), plan);
         // "b" is referenced again by the store: it stays.

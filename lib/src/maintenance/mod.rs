@@ -42,21 +42,18 @@ use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
-    archive_dirs, make_file_changes, plan_archives, plan_retention, plan_trajectories,
-    PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
+    archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
+    plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
 };
-use artifacts::{prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
+use artifacts::{plan_unreferenced, prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
 use dir_snapshot::DirSnapshot;
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
-use files::{DirGuard, DirOverlay, FileEvent, LookAhead};
+use files::{DirGuard, DirOverlay, FileEvent, RenamesUnderway};
 use paths::SessionPaths;
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
-use store_pass::{PassMode, PreparedSave, StoreFacts};
-
-/// Fewer archive renames than this are not looked up ahead (a thread is not worth it).
-const LOOK_UP_AHEAD_MIN: usize = 256;
+use store_pass::{BlobWrites, PassMode, PreparedSave, StoreFacts};
 
 /// Why a cleanup could not run; stores already finished stay finished.
 #[derive(Debug, Error)]
@@ -558,18 +555,25 @@ pub fn apply_store(
     let mut archives: Vec<PlannedArchive> = Vec::new();
     let mut trajectories: Vec<PathBuf> = Vec::new();
     let mut expired: Vec<PathBuf> = Vec::new();
-    let mut look_ahead: Option<LookAhead> = None;
     if mode == MaintenanceMode::Enforce {
         r.prune_and_cap(&mut ws, now, maintenance, &preserve);
     }
     // Only the disk budget removes entries from here on. The store's new text is written
-    // to its temp file meanwhile, on a second thread, and kept if the budget removes none.
+    // to its temp file meanwhile, on a second thread. When archives are planned (and no
+    // retired DM session is archived after the budget), the store is written as soon as
+    // they are, and the renames start while the rest is planned: that store references
+    // none of them. If the budget then removes entries, the store is written again.
     let alive_before_budget = ws.alive().to_vec();
     let facts = &store;
-    let (budget, dm_archives, early_save) = std::thread::scope(|s| {
-        let early_save = std::thread::Builder::new()
+    let mut early: Option<(RenamesUnderway, SaveOutcome, Option<BlobWrites<'_>>)> = None;
+    let planned = std::thread::scope(|s| -> Result<_, CleanupError> {
+        let mut early_save = std::thread::Builder::new()
             .spawn_scoped(s, || facts.prepare_save(&alive_before_budget))
             .ok();
+        let mut early_prepared = None;
+        let join = |h: std::thread::ScopedJoinHandle<'_, _>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
         if mode == MaintenanceMode::Enforce {
             let mut removed = RemovedSessions::default();
             for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
@@ -577,13 +581,48 @@ pub fn apply_store(
             }
             let referenced = live_session_ids(&ws);
             archives = plan_archives(&removed, &referenced, &paths, &mut overlay, &clock);
-            // The archive names are new: each rename would search the directory for
-            // one. The kernel looks them up meanwhile (the transcripts were listed).
-            if archives.len() >= LOOK_UP_AHEAD_MIN {
-                look_ahead = Some(LookAhead::start(
-                    paths.real_dir(),
-                    archives.iter().map(|a| a.to.as_path()),
-                ));
+            if !archives.is_empty() && dm_removed.is_empty() {
+                let prepared = match early_save.take() {
+                    Some(h) => join(h),
+                    None => facts.prepare_save(&alive_before_budget),
+                };
+                if !prepared.as_ref().is_ok_and(PreparedSave::blobs_on_disk) {
+                    // A store that needs new prompt blobs waits for the budget: the
+                    // gateway writes none for the entries the budget then removes.
+                    early_prepared = Some(prepared);
+                } else {
+                    // The blobs' times are set once the budget has decided, for the
+                    // entries kept: those of the entries it removes stay as they were.
+                    let (prepared, blob_writes) = match prepared {
+                        Ok(p) => {
+                            let (p, b) = p.without_blobs();
+                            (Ok(p), Some(b))
+                        }
+                        Err(e) => (Err(e), None),
+                    };
+                    // Planning goes on after this store write: the listing keeps the
+                    // store's size as it was (the budget counts it).
+                    let store = paths.canonical(&target.store_path);
+                    if let Some(name) = paths::name_in_dir(paths.real_dir(), &store) {
+                        paths.snapshot().lookup_keeping_stat(name.as_bytes());
+                    }
+                    let batch = archive_batch(&archives, Some(paths.snapshot()));
+                    let look_ahead = batch.look_ahead(paths.real_dir());
+                    journal::write_journal(&journal, archives.iter())
+                        .map_err(CleanupError::Journal)?;
+                    match prepared.and_then(PreparedSave::commit) {
+                        Ok(outcome) => {
+                            // The renames start: the look-ahead has had its time (looking
+                            // up alongside, it would wait for their lock).
+                            drop(look_ahead);
+                            early = Some((guard.start_renames(batch), outcome, blob_writes));
+                        }
+                        Err(e) => {
+                            journal::remove_journal(&journal);
+                            return Err(e.into());
+                        }
+                    }
+                }
             }
             if !removed.is_empty() {
                 trajectories = plan_trajectories(
@@ -639,49 +678,95 @@ pub fn apply_store(
             let referenced = live_session_ids(&ws);
             plan_archives(&dm_removed, &referenced, &paths, &mut overlay, &clock)
         };
-        let early_save =
-            early_save.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (budget, dm_archives, early_save)
+        Ok((budget, dm_archives, early_save.map(join).or(early_prepared)))
     });
+    let (budget, dm_archives, early_save) = match planned {
+        Ok(planned) => planned,
+        Err(e) => {
+            // Every error comes before the early store write; were renames under way,
+            // they would finish here, and the journal go.
+            if early.take().is_some() {
+                journal::remove_journal(&journal);
+            }
+            return Err(e);
+        }
+    };
     r.budget = budget.evicted;
     summary.disk_budget = budget.report;
     r.repaired.retain(|&i| ws.is_alive(i));
 
     // Record the renames, write the store, then change files in the gateway's order.
     let journaled = !archives.is_empty() || !dm_archives.is_empty();
-    if journaled {
-        journal::write_journal(&journal, archives.iter().chain(&dm_archives))
-            .map_err(CleanupError::Journal)?;
-    }
-    let prepared = match early_save {
-        Some(early) if ws.alive() == alive_before_budget.as_slice() => early,
-        // The budget removed entries (its temp file goes now), or no second thread was
-        // to be had.
-        unused => {
-            drop(unused);
-            store.prepare_save(ws.alive())
+    let budget_removed_entries = ws.alive() != alive_before_budget.as_slice();
+    let (underway, saved) = match early {
+        Some((underway, first, _)) if budget_removed_entries => {
+            let second = store
+                .prepare_save(ws.alive())
+                .and_then(PreparedSave::commit);
+            let written = |o| if o == SaveOutcome::Written { o } else { first };
+            (Some(underway), second.map(written))
+        }
+        Some((underway, first, blob_writes)) => {
+            let blobs = blob_writes.map_or(Ok(()), BlobWrites::write);
+            (Some(underway), blobs.map(|()| first))
+        }
+        None => {
+            if journaled {
+                journal::write_journal(&journal, archives.iter().chain(&dm_archives))
+                    .map_err(CleanupError::Journal)?;
+            }
+            let prepared = match early_save {
+                Some(early) if !budget_removed_entries => early,
+                // The budget removed entries (its temp file goes now), or no second thread
+                // was to be had.
+                unused => {
+                    drop(unused);
+                    store.prepare_save(ws.alive())
+                }
+            };
+            (None, prepared.and_then(PreparedSave::commit))
         }
     };
-    let saved = prepared.and_then(PreparedSave::commit);
     let store_written = match saved {
         Ok(outcome) => outcome == SaveOutcome::Written,
         Err(e) => {
+            // Renames under way finish first (the first store references none of them).
+            drop(underway);
             if journaled {
                 journal::remove_journal(&journal);
             }
             return Err(e.into());
         }
     };
-    // The renames start: the look-ahead has had its time.
-    drop(look_ahead);
-    let retention_removed = make_file_changes(
+    let prune_params = PruneParams {
+        store_path: &target.store_path,
+        older_than_ms: maintenance.prune_after_ms,
+        now_ms: now,
+        exclude: &PathSet::new(paths.real_dir()),
+        dry_run: false,
+        referenced: None,
+    };
+    // With the renames under way, the unreferenced artifacts are planned on the directory
+    // as the changes will leave it (what the gateway lists after them), and removed with
+    // them. With links listed (a link's removal depends on its target), the pruner lists
+    // the directory afterwards instead.
+    let early_unreferenced = underway
+        .as_ref()
+        .filter(|_| !paths.snapshot().has_symlinks())
+        .map(|_| plan_unreferenced(&ws, &paths, &prune_params, &overlay));
+    let events_before = guard.events.len();
+    let made = make_file_changes(
         &PlannedFileChanges {
             archives: &archives,
             trajectories: &trajectories,
             expired: &expired,
             budget: &budget.planned,
+            unreferenced: early_unreferenced
+                .as_ref()
+                .map_or(&[], |u| u.removals.as_slice()),
             listing: Some(paths.snapshot()),
         },
+        underway,
         &mut guard,
     );
     make_file_changes(
@@ -689,35 +774,53 @@ pub fn apply_store(
             archives: &dm_archives,
             ..Default::default()
         },
+        None,
         &mut guard,
     );
     guard.sync();
     if journaled {
         journal::remove_journal(&journal);
     }
-    let unreferenced = if mode == MaintenanceMode::Enforce {
-        // The pruner sees the directory after the renames and removals above.
-        paths.forget_snapshot();
-        prune_unreferenced(
-            &ws,
-            &paths,
-            &mut guard,
-            &PruneParams {
-                store_path: &target.store_path,
-                older_than_ms: maintenance.prune_after_ms,
-                now_ms: now,
-                exclude: &PathSet::new(paths.real_dir()),
-                dry_run: false,
-                referenced: None,
-            },
-        )
-    } else {
-        UnreferencedReport {
+    // A change not made as planned (failed, or its file gone meanwhile) leaves the
+    // directory otherwise than the plan said: the pruner then lists it.
+    let as_planned = made.archived == archives.len()
+        && guard.events[events_before..].iter().all(|e| match e {
+            FileEvent::Skipped { path, .. } | FileEvent::Failed { path, .. } => {
+                path.parent() != Some(paths.real_dir())
+            }
+            _ => true,
+        });
+    let unreferenced = match early_unreferenced {
+        Some(mut planned) if as_planned => {
+            planned.count(made.unreferenced_bytes);
+            planned.report
+        }
+        early if mode == MaintenanceMode::Enforce => {
+            // Those removed already were there after the changes, for the gateway.
+            let removed_early = guard.events[events_before..]
+                .iter()
+                .filter(|e| {
+                    matches!(e, FileEvent::Removed { reason, .. }
+                        if *reason == files::RemovalReason::Unreferenced)
+                })
+                .count() as u64;
+            // The pruner sees the directory after the renames and removals above.
+            paths.forget_snapshot();
+            let mut report = prune_unreferenced(&ws, &paths, &mut guard, &prune_params);
+            guard.sync();
+            if let Some(mut early) = early {
+                early.count(made.unreferenced_bytes);
+                report.scanned_files += removed_early;
+                report.removed_files += early.report.removed_files;
+                report.freed_bytes += early.report.freed_bytes;
+            }
+            report
+        }
+        _ => UnreferencedReport {
             older_than_ms: maintenance.prune_after_ms,
             ..Default::default()
-        }
+        },
     };
-    guard.sync();
     summary.after_count = ws.len() as u64;
     summary.repaired = r.repaired.len() as u64;
     summary.missing = r.missing.len() as u64;
@@ -740,6 +843,6 @@ pub fn apply_store(
         rows,
         events: guard.events,
         store_written,
-        retention_removed,
+        retention_removed: made.expired_removed,
     })
 }

@@ -956,6 +956,27 @@ impl StoreFacts {
     }
 }
 
+/// The prompt-blob writes of a store write, split off it ([`PreparedSave::without_blobs`]).
+#[derive(Debug)]
+pub struct BlobWrites<'a> {
+    facts: &'a StoreFacts,
+    ids: Vec<usize>,
+}
+
+impl BlobWrites<'_> {
+    /// Writes each blob, or sets its times to now when it holds these bytes already.
+    pub fn write(self) -> Result<(), StoreError> {
+        for id in self.ids {
+            let blob = &self.facts.blobs[id];
+            prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
+                path: blob.path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// A store write prepared by [`StoreFacts::prepare_save`].
 #[derive(Debug)]
 pub struct PreparedSave<'a> {
@@ -964,19 +985,40 @@ pub struct PreparedSave<'a> {
     write: Option<(PendingReplace, Vec<usize>)>,
 }
 
-impl PreparedSave<'_> {
+impl<'a> PreparedSave<'a> {
+    /// Whether every prompt blob the kept entries need is on disk already with its bytes
+    /// (committing then only sets their times to now, as the gateway does).
+    pub fn blobs_on_disk(&self) -> bool {
+        self.write.as_ref().is_none_or(|(_, ids)| {
+            ids.iter().all(|&id| {
+                let blob = &self.facts.blobs[id];
+                std::fs::read(&blob.path).is_ok_and(|bytes| bytes == blob.bytes)
+            })
+        })
+    }
+
+    /// Splits the blob writes off: committing the result puts the store alone in place;
+    /// the blobs are written (or their times set) by [`BlobWrites::write`].
+    pub fn without_blobs(mut self) -> (Self, BlobWrites<'a>) {
+        let ids = self
+            .write
+            .as_mut()
+            .map(|(_, ids)| std::mem::take(ids))
+            .unwrap_or_default();
+        let facts = self.facts;
+        (self, BlobWrites { facts, ids })
+    }
+
     /// Writes the blobs the kept entries need, then puts the new store in place.
     pub fn commit(self) -> Result<SaveOutcome, StoreError> {
-        let Some((pending, blobs)) = self.write else {
+        let Some((pending, ids)) = self.write else {
             return Ok(SaveOutcome::Unchanged);
         };
-        for id in blobs {
-            let blob = &self.facts.blobs[id];
-            prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
-                path: blob.path.clone(),
-                source,
-            })?;
+        BlobWrites {
+            facts: self.facts,
+            ids,
         }
+        .write()?;
         pending.commit()?;
         Ok(SaveOutcome::Written)
     }
