@@ -470,13 +470,19 @@ fn live_session_ids(ws: &WorkingSet) -> HashSet<&str> {
 /// Applies maintenance to one store (`applySessionEntryLifecycleMutation` with forced
 /// maintenance); the caller holds the store lock.
 ///
-/// Everything is decided first, on the working set and on the directory as the gateway's
-/// steps would leave it (archiving, trajectory removal, archive retention, disk budget);
-/// then the planned archive renames are recorded in the journal ([`journal`]), the store
-/// is written, and only then are files renamed and removed, in the gateway's order. A
-/// failed store write thus changes nothing, and an interrupted run leaves a store that
+/// Everything is decided on the working set and on the directory as the gateway's steps
+/// would leave it (archiving, trajectory removal, archive retention, disk budget). The
+/// planned archive renames are recorded in the journal ([`journal`]) and the store is
+/// written before any file is renamed or removed; files change in the gateway's order.
+/// A failed store write thus changes nothing, and an interrupted run leaves a store that
 /// references no archived or removed file (the next run finishes the journal's renames).
 /// The gateway renames and removes before it writes the store (deliberate difference).
+///
+/// On enforce, the store without the pruned and capped entries is written as soon as their
+/// archives are planned, and the renames run while the rest is planned; if the disk budget
+/// then removes entries, the store is written again before their files are removed. A
+/// run interrupted between the two writes leaves the first store, a valid one the next
+/// run goes on from.
 pub fn apply_store(
     ctx: &StateContext,
     target: &StoreTarget,
