@@ -110,19 +110,14 @@ pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec
         let mut name = snap.name(i);
         if let Some(v) = view {
             buf.push(name);
-            let key = overlay_key(&buf);
-            let gone = v.removed.contains(&*key);
-            let to = v.renamed.get(&*key);
+            let fate = v.fate(&buf);
             buf.pop();
-            if gone {
-                continue;
-            }
-            if let Some(to) = to {
-                // Renamed, then removed under its new name (the budget, an archive).
-                if v.removed.contains(&*overlay_key(to)) {
-                    continue;
+            match fate {
+                Fate::Gone => continue,
+                Fate::Kept => {}
+                Fate::Renamed(to) => {
+                    name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
                 }
-                name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             }
         }
         out.push(DirFile {
@@ -218,6 +213,13 @@ pub struct DirOverlay {
     removed: HashSet<OsString, FxBuild>,
 }
 
+/// What a plan does to one file ([`DirOverlay::fate`]).
+enum Fate<'a> {
+    Gone,
+    Kept,
+    Renamed(&'a PathBuf),
+}
+
 /// A path as [`DirOverlay`] keys it: its bytes, with `//`, `/./` and a trailing `/`
 /// normalised away as `Path` equality ignores them (a clean absolute path as it is).
 fn overlay_key(p: &Path) -> std::borrow::Cow<'_, OsStr> {
@@ -251,6 +253,20 @@ impl DirOverlay {
         self.removed.contains(&*key) || self.renamed.contains_key(&*key)
     }
 
+    /// What the plan does to the file `path`: removed (under its name, or under the name
+    /// it is renamed to), renamed, or nothing.
+    fn fate(&self, path: &Path) -> Fate<'_> {
+        let key = overlay_key(path);
+        if self.removed.contains(&*key) {
+            return Fate::Gone;
+        }
+        match self.renamed.get(&*key) {
+            Some(to) if self.removed.contains(&*overlay_key(to)) => Fate::Gone,
+            Some(to) => Fate::Renamed(to),
+            None => Fate::Kept,
+        }
+    }
+
     /// The new paths of the files renamed into `dir`.
     pub fn renamed_into<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
         self.renamed
@@ -267,11 +283,10 @@ impl DirOverlay {
         }
         files
             .into_iter()
-            .filter(|f| !self.removed.contains(&*overlay_key(&f.canonical)))
-            .filter_map(|f| match self.renamed.get(&*overlay_key(&f.canonical)) {
-                // Renamed, then removed under its new name.
-                Some(to) if self.removed.contains(&*overlay_key(to)) => None,
-                Some(to) => Some(SessionFile {
+            .filter_map(|f| match self.fate(&f.canonical) {
+                Fate::Gone => None,
+                Fate::Kept => Some(f),
+                Fate::Renamed(to) => Some(SessionFile {
                     path: to.clone(),
                     canonical: to.clone(),
                     name: to
@@ -280,7 +295,6 @@ impl DirOverlay {
                         .unwrap_or_default(),
                     ..f
                 }),
-                None => Some(f),
             })
             .collect()
     }
