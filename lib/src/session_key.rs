@@ -729,18 +729,92 @@ fn shape_regexes() -> &'static [Regex; 2] {
     })
 }
 
-/// Whether an entry is durable by its own key and chat type (§4.2 without the preserve set).
-pub fn is_durable_entry(key: &str, entry: &Map<String, Value>) -> bool {
+/// Whether a lowered agent rest has a durable shape (a Telegram topic, a group or a
+/// channel). Each regex runs only when the rest holds the literals it needs.
+fn has_durable_shape(rest: &str) -> bool {
+    let re = shape_regexes();
+    (rest.starts_with("telegram:") && rest.contains(":topic:") && re[0].is_match(rest))
+        || ((rest.contains(":group:") || rest.contains(":channel:")) && re[1].is_match(rest))
+}
+
+/// What a key alone says of durability: `Some(false)` synthetic, `Some(true)` a thread or
+/// a durable shape, `None` for the chat type to decide.
+fn durable_by_key(key: &str) -> Option<bool> {
+    if let Some(verdict) = durable_by_plain_key(key) {
+        return verdict;
+    }
     let (synthetic, rest) = synthetic_and_rest(key);
     if synthetic {
-        return false;
+        return Some(false);
     }
-    if thread_id(key).is_some() {
-        return true;
+    if thread_id(key).is_some() || has_durable_shape(&rest) {
+        return Some(true);
     }
-    let re = shape_regexes();
-    if re[0].is_match(&rest) || re[1].is_match(&rest) {
-        return true;
+    None
+}
+
+/// [`durable_by_key`] for a plain key, without allocating: ASCII, no white space at
+/// either end, and no `signal:` or `matrix:` (whose spans keep their case when the key
+/// is normalised). Lower-casing such a key is its normalisation, so the parse, the
+/// synthetic prefixes and the thread marker all read one lowered copy on the stack.
+/// `None` when the key is not plain.
+fn durable_by_plain_key(key: &str) -> Option<Option<bool>> {
+    // JavaScript's white space, within ASCII: tab, line feed, vertical tab, form feed,
+    // carriage return and space.
+    let js_space = |c: &u8| matches!(c, b'\t'..=b'\r' | b' ');
+    let b = key.as_bytes();
+    let mut buf = [0u8; 256];
+    if b.len() > buf.len()
+        || !b.is_ascii()
+        || b.first().is_none_or(js_space)
+        || b.last().is_none_or(js_space)
+    {
+        return None;
+    }
+    let lower = &mut buf[..b.len()];
+    lower.copy_from_slice(b);
+    lower.make_ascii_lowercase();
+    // ASCII: every byte sequence of it is a str.
+    let k = std::str::from_utf8(lower).ok()?;
+    if k.contains("signal:") || k.contains("matrix:") {
+        return None;
+    }
+    let mut parts = k.splitn(3, ':');
+    let parsed_rest = match (parts.next(), parts.next(), parts.next()) {
+        (Some("agent"), Some(id), Some(rest))
+            if !js_trim(id).is_empty() && !rest.is_empty() && !rest.starts_with(':') =>
+        {
+            Some(js_trim(rest))
+        }
+        _ => None,
+    };
+    let parsed = parsed_rest.is_some();
+    let rest = parsed_rest.unwrap_or(k);
+    let agent_rest = |prefix: &str| parsed && rest.starts_with(prefix);
+    let synthetic = k.starts_with("subagent:")
+        || agent_rest("subagent:")
+        || k.starts_with("acp:")
+        || agent_rest("acp:")
+        || agent_rest("cron:")
+        || rest.starts_with("acp-bridge:")
+        || rest.starts_with("hook:")
+        || rest.starts_with("node:")
+        || rest == "heartbeat"
+        || rest.ends_with(":heartbeat")
+        || rest.contains(":heartbeat:");
+    if synthetic {
+        return Some(Some(false));
+    }
+    let thread = k
+        .rfind(":thread:")
+        .is_some_and(|m| !js_trim(&k[m + 8..]).is_empty());
+    Some((thread || has_durable_shape(rest)).then_some(true))
+}
+
+/// Whether an entry is durable by its own key and chat type (§4.2 without the preserve set).
+pub fn is_durable_entry(key: &str, entry: &Map<String, Value>) -> bool {
+    if let Some(verdict) = durable_by_key(key) {
+        return verdict;
     }
     // `entry.chatType ?? entry.origin?.chatType`, then lower-cased if a string.
     let chat = nullish(entry.get("chatType"))
@@ -1077,6 +1151,86 @@ mod tests {
                 || rest.ends_with(":heartbeat")
                 || rest.contains(":heartbeat:");
             assert_eq!(synthetic_and_rest(key), (old, rest), "{key:?}");
+        }
+    }
+
+    /// The plain-key road of [`durable_by_key`] agrees with the general one (every regex
+    /// run, no literal check first) on keys built from the tricky pieces of each rule.
+    #[test]
+    fn plain_keys_take_the_allocation_free_road_and_agree() {
+        let general = |key: &str| {
+            let (synthetic, rest) = synthetic_and_rest(key);
+            let re = shape_regexes();
+            if synthetic {
+                Some(false)
+            } else if thread_id(key).is_some() || re[0].is_match(&rest) || re[1].is_match(&rest) {
+                Some(true)
+            } else {
+                None
+            }
+        };
+        let heads = [
+            "agent:main:",
+            "AGENT:Ops:",
+            "agent: :",
+            "agent::",
+            "agent:x::",
+            "",
+            "x:",
+            "\tagent:m:",
+        ];
+        let rests = [
+            "whatsapp:direct:1",
+            "telegram:group:-100",
+            "Telegram:Direct:5:Topic:7",
+            "telegram:dm:5:topic:",
+            "telegram:group:1:topic:a:b",
+            "discord:channel:555",
+            "slack:channel:c1:thread:171",
+            "main:THREAD:Abc",
+            "main:thread: ",
+            "main:thread:",
+            "subagent:x",
+            "SUBAGENT:",
+            "acp:y",
+            "acp-bridge:z",
+            "cron:job:run:1",
+            "hook:x",
+            "node:a",
+            "heartbeat",
+            "x:Heartbeat",
+            "x:heartbeat:y",
+            "explicit:model-run-1",
+            "whatsapp:group:123@g.us",
+            "a:b:group:",
+            ":group:x",
+            "x1",
+            " padded ",
+            "x\u{b}",
+            "signal:group:AbC",
+            "matrix:channel:!Room",
+            "caf\u{e9}:group:1",
+        ];
+        let mut plain = 0;
+        for head in heads {
+            for rest in rests {
+                let key = format!("{head}{rest}");
+                if let Some(verdict) = durable_by_plain_key(&key) {
+                    plain += 1;
+                    assert_eq!(verdict, general(&key), "{key:?}");
+                }
+                assert_eq!(durable_by_key(&key), general(&key), "{key:?}");
+            }
+        }
+        // Most keys are plain; white space at an end, non-ASCII and signal/matrix are not.
+        assert!(plain > heads.len() * rests.len() * 2 / 3, "{plain}");
+        for key in [
+            "\tagent:m:x",
+            "agent:m:x\u{b}",
+            "agent:m:signal:group:A",
+            "caf\u{e9}",
+        ] {
+            assert_eq!(durable_by_plain_key(key), None, "{key:?}");
         }
     }
 

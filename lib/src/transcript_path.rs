@@ -40,7 +40,9 @@ pub fn is_valid_transcript_id(id: &str) -> bool {
         && b[0].is_ascii_alphanumeric()
         && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
-        && !is_checkpoint_name(&format!("{id}.jsonl"))
+        // A checkpoint name holds `.checkpoint.` and a UUID after a non-empty session:
+        // a shorter id cannot be one (and needs no name built to tell).
+        && (id.len() <= 12 + 36 || !is_checkpoint_name(&format!("{id}.jsonl")))
 }
 
 /// Whether `s` looks like a generated session id (UUID v1–8, RFC 4122 variant).
@@ -290,6 +292,11 @@ mod tests {
         assert!(!is_valid_transcript_id("../evil"));
         assert!(!is_valid_transcript_id("abc:def"));
         assert!(!is_valid_transcript_id(&"a".repeat(129)));
+        // The shortest checkpoint-shaped id, and the same length without the mark.
+        let uuid = "123e4567-e89b-42d3-a456-426614174000";
+        assert!(!is_valid_transcript_id(&format!("x.checkpoint.{uuid}")));
+        assert!(!is_valid_transcript_id(&format!("x.CHECKPOINT.{uuid}")));
+        assert!(is_valid_transcript_id(&format!("x.checkpoinT-{uuid}")));
         let u = "123e4567-e89b-42d3-a456-426614174000";
         assert_eq!(generated_session_id_of(&format!("/x/{u}.jsonl")), Some(u));
         assert_eq!(

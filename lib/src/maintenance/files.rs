@@ -104,13 +104,20 @@ impl DirFile<'_> {
 pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec<DirFile<'a>> {
     let view = view.filter(|v| !v.is_empty());
     let mut buf = snap.dir().to_path_buf();
+    // A clean directory joined with a listed name (no `/`, not `.` or `..`) is its own
+    // overlay key: no need to check each path again.
+    let clean = is_clean_absolute(&buf);
     let mut out = Vec::with_capacity(snap.len());
     for i in snap.files() {
         let Some(st) = snap.stat(i) else { continue };
         let mut name = snap.name(i);
         if let Some(v) = view {
             buf.push(name);
-            let fate = v.fate(&buf);
+            let fate = if clean {
+                v.fate_of_key(buf.as_os_str())
+            } else {
+                v.fate(&buf)
+            };
             buf.pop();
             match fate {
                 Fate::Gone => continue,
@@ -256,11 +263,15 @@ impl DirOverlay {
     /// What the plan does to the file `path`: removed (under its name, or under the name
     /// it is renamed to), renamed, or nothing.
     fn fate(&self, path: &Path) -> Fate<'_> {
-        let key = overlay_key(path);
-        if self.removed.contains(&*key) {
+        self.fate_of_key(&overlay_key(path))
+    }
+
+    /// [`DirOverlay::fate`] of a path already in its key form ([`overlay_key`]).
+    fn fate_of_key(&self, key: &OsStr) -> Fate<'_> {
+        if self.removed.contains(key) {
             return Fate::Gone;
         }
-        match self.renamed.get(&*key) {
+        match self.renamed.get(key) {
             Some(to) if self.removed.contains(&*overlay_key(to)) => Fate::Gone,
             Some(to) => Fate::Renamed(to),
             None => Fate::Kept,

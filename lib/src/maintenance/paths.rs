@@ -42,7 +42,9 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
         let id = &stem[..i];
         return uuid.is_match(id).then_some(id);
     }
-    if let Some(c) = fork.captures(stem) {
+    // A fork name starts with a date and holds `_`: most stems are a bare UUID.
+    let forked = stem.as_bytes().first().is_some_and(u8::is_ascii_digit) && stem.contains('_');
+    if let Some(c) = forked.then(|| fork.captures(stem)).flatten() {
         let id = c.get(2).map_or("", |m| m.as_str());
         return uuid.is_match(id).then_some(id);
     }

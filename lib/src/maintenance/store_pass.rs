@@ -311,6 +311,9 @@ impl Chunk {
     }
 }
 
+/// How many names [`is_deciding_field`] accepts.
+const DECIDING_FIELDS: usize = 32;
+
 /// Whether a top-level entry field is one the load and save passes or the rules read or
 /// write; every other field passes through both passes untouched.
 fn is_deciding_field(name: &str) -> bool {
@@ -429,7 +432,8 @@ fn lean_entry(
     caches: &mut LeanCaches,
 ) -> Lean {
     let blobs = &mut caches.blobs;
-    let mut mini = Map::new();
+    // Sized once: growing the map rehashes every name in it.
+    let mut mini = Map::with_capacity(members.len().min(DECIDING_FIELDS));
     for m in members {
         // Deciding names are plain ASCII: their literals hold no escape.
         let name = &text[m.key.start + 1..m.key.end - 1];
