@@ -7,11 +7,11 @@
 //! of an earlier step reads a new one. Names that are not UTF-8 are left out (no entry of a
 //! store can name them, and the gateway cannot stat them either).
 
-use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::artifacts::FxHasher;
 
@@ -37,19 +37,13 @@ pub struct FileStat {
     pub mtime_ms: f64,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum StatState {
-    Unknown,
-    NotFile,
-    File(FileStat),
-}
-
 #[derive(Debug)]
 struct Entry {
     start: u32,
     len: u32,
     kind: EntryKind,
-    stat: Cell<StatState>,
+    /// Fetched once, by whichever thread asks first: `None` for not a regular file.
+    stat: OnceLock<Option<FileStat>>,
 }
 
 /// One listing of a directory (see the module documentation).
@@ -203,7 +197,7 @@ impl DirSnapshot {
                 start,
                 len: bytes.len() as u32,
                 kind,
-                stat: Cell::new(StatState::Unknown),
+                stat: OnceLock::new(),
             });
         }
         // SAFETY: closing the stream opened above (and its fd).
@@ -319,20 +313,15 @@ impl DirSnapshot {
     /// once (links not followed).
     pub fn stat(&self, i: usize) -> Option<FileStat> {
         let e = &self.entries[i];
-        match e.stat.get() {
-            StatState::File(s) => return Some(s),
-            StatState::NotFile => return None,
-            StatState::Unknown => {}
+        if let Some(st) = e.stat.get() {
+            return *st;
         }
         let st = self
             .fd()
             .and_then(|fd| lstat_at(fd, self.c_name(i)))
             .and_then(|st| file_stat(&st));
-        e.stat.set(match st {
-            Some(s) => StatState::File(s),
-            None => StatState::NotFile,
-        });
-        st
+        // Another thread may have fetched it meanwhile: the first answer stays.
+        *e.stat.get_or_init(|| st)
     }
 
     /// Stats every regular file now.

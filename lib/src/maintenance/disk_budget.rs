@@ -86,6 +86,9 @@ pub struct BudgetParams<'a> {
     pub mode: BudgetMode,
     /// Changes already planned in the directory (plan mode).
     pub view: Option<&'a DirOverlay>,
+    /// The files the live entries reference, when the caller has them already (the
+    /// budget computes them otherwise, and hands them back in its outcome).
+    pub referenced: Option<&'a PathSet>,
 }
 
 /// `enforceSessionDiskBudget` on the live entries of `ws`.
@@ -163,7 +166,10 @@ pub fn enforce_disk_budget(
     }
     let hw = high_water as i64;
     let dry_run = matches!(p.mode, BudgetMode::DryRun | BudgetMode::Plan);
-    let referenced = referenced_paths(ws, paths);
+    let referenced = match p.referenced {
+        Some(given) => std::borrow::Cow::Borrowed(given),
+        None => std::borrow::Cow::Owned(referenced_paths(ws, paths)),
+    };
     let now = p.now_ms as f64;
     let temp_cutoff = now - TEMP_STALE_MS as f64;
     let blob_cutoff = now - TEMP_STALE_MS as f64;
@@ -353,7 +359,9 @@ pub fn enforce_disk_budget(
             }
         }
     }
-    out.referenced = Some(referenced);
+    if let std::borrow::Cow::Owned(referenced) = referenced {
+        out.referenced = Some(referenced);
+    }
     report.total_bytes_after = total;
     report.removed_files = removed_files;
     report.freed_bytes = freed;

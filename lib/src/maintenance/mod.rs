@@ -375,22 +375,40 @@ pub fn preview_store(
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
     }
     r.prune_and_cap(&mut ws, now, maintenance, &preserve);
-    let removed = r.model_run.len() + r.stale.len() + r.capped.len() + r.dm_scope.len();
-    let mut exclude = PathSet::with_capacity(paths.real_dir(), removed * 3);
-    for &i in r
-        .model_run
-        .iter()
-        .chain(&r.stale)
-        .chain(&r.capped)
-        .chain(&r.dm_scope)
-    {
-        let f = ws.entry(i);
-        let file = match originals.get(&i) {
-            Some(before) => before.as_deref(),
-            None => f.session_file.as_deref(),
-        };
-        artifacts::add_entry_artifacts(&mut exclude, &paths, f.session_id.as_deref(), file);
-    }
+    // The removed entries' files and the live entries' files, one set on each core:
+    // neither changes the entries, and the budget and the pruner need both.
+    let removed_files = || {
+        let removed = r.model_run.len() + r.stale.len() + r.capped.len() + r.dm_scope.len();
+        let mut exclude = PathSet::with_capacity(paths.real_dir(), removed * 3);
+        for &i in r
+            .model_run
+            .iter()
+            .chain(&r.stale)
+            .chain(&r.capped)
+            .chain(&r.dm_scope)
+        {
+            let f = ws.entry(i);
+            let file = match originals.get(&i) {
+                Some(before) => before.as_deref(),
+                None => f.session_file.as_deref(),
+            };
+            artifacts::add_entry_artifacts(&mut exclude, &paths, f.session_id.as_deref(), file);
+        }
+        exclude
+    };
+    let (mut exclude, referenced) =
+        std::thread::scope(
+            |s| match std::thread::Builder::new().spawn_scoped(s, removed_files) {
+                Ok(other) => {
+                    let referenced = artifacts::referenced_paths(&ws, &paths);
+                    match other.join() {
+                        Ok(exclude) => (exclude, referenced),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                Err(_) => (removed_files(), artifacts::referenced_paths(&ws, &paths)),
+            },
+        );
     let budget = enforce_disk_budget(
         &mut ws,
         &paths,
@@ -403,6 +421,7 @@ pub fn preview_store(
             now_ms: now,
             mode: BudgetMode::DryRun,
             view: None,
+            referenced: Some(&referenced),
         },
     );
     r.budget = budget.evicted.clone();
@@ -417,11 +436,8 @@ pub fn preview_store(
             now_ms: now,
             exclude: &exclude,
             dry_run: true,
-            // Nothing changed on disk: without evictions, the budget's set is still right.
-            referenced: budget
-                .referenced
-                .as_ref()
-                .filter(|_| budget.evicted.is_empty()),
+            // Nothing changed on disk: without evictions, the live entries' set is still right.
+            referenced: Some(&referenced).filter(|_| budget.evicted.is_empty()),
         },
     );
     r.repaired.retain(|&i| ws.is_alive(i));
@@ -442,7 +458,7 @@ pub fn preview_store(
     } else {
         Vec::new()
     };
-    free_in_background((store, ws, paths, exclude, budget));
+    free_in_background((store, ws, paths, exclude, budget, referenced));
     Ok(StoreOutcome {
         target: target.clone(),
         summary,
@@ -672,6 +688,7 @@ pub fn apply_store(
                 now_ms: now,
                 mode: budget_mode,
                 view: Some(&overlay),
+                referenced: None,
             },
         );
         // The retired DM sessions are archived after the budget's removals.

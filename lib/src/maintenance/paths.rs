@@ -6,10 +6,9 @@
 //! These functions only *name* files. Every mutation in maintenance separately checks
 //! that the file it touches lies inside the sessions directory (spec README, decision 5).
 
-use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use super::dir_snapshot::DirSnapshot;
 use crate::paths::absolutize;
@@ -165,8 +164,8 @@ pub struct SessionPaths {
     agents_root: PathBuf,
     legacy_dir: Option<PathBuf>,
     cwd: PathBuf,
-    real_dirs: RefCell<HashMap<PathBuf, Option<PathBuf>>>,
-    snapshot: OnceCell<DirSnapshot>,
+    real_dirs: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
+    snapshot: OnceLock<DirSnapshot>,
 }
 
 impl SessionPaths {
@@ -195,8 +194,8 @@ impl SessionPaths {
             agents_root: absolutize(&state_dir.join("agents"), cwd),
             legacy_dir,
             cwd: cwd.to_path_buf(),
-            real_dirs: RefCell::new(HashMap::new()),
-            snapshot: OnceCell::new(),
+            real_dirs: Mutex::new(HashMap::new()),
+            snapshot: OnceLock::new(),
         }
     }
 
@@ -211,13 +210,13 @@ impl SessionPaths {
     }
 
     fn real_parent(&self, dir: &Path) -> Option<PathBuf> {
-        if let Some(hit) = self.real_dirs.borrow().get(dir) {
+        // A poisoned cache is still a cache: a panic cannot leave an entry half-made.
+        let cache = || self.real_dirs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = cache().get(dir) {
             return hit.clone();
         }
         let real = std::fs::canonicalize(dir).ok();
-        self.real_dirs
-            .borrow_mut()
-            .insert(dir.to_path_buf(), real.clone());
+        cache().insert(dir.to_path_buf(), real.clone());
         real
     }
 
@@ -273,12 +272,12 @@ impl SessionPaths {
 
     /// Uses `snapshot` (a listing of the real directory) from now on.
     pub fn set_snapshot(&mut self, snapshot: DirSnapshot) {
-        self.snapshot = OnceCell::from(snapshot);
+        self.snapshot = OnceLock::from(snapshot);
     }
 
     /// Forgets the listing: the next use reads the directory again.
     pub fn forget_snapshot(&mut self) {
-        self.snapshot = OnceCell::new();
+        self.snapshot = OnceLock::new();
     }
 
     /// Whether `p` may exist: false only for a path directly in the real directory that
