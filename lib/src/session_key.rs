@@ -700,20 +700,25 @@ fn synthetic_and_rest(key: &str) -> (bool, String) {
         Some(p) => lower_trim(&p.rest),
         None => lower_trim(key),
     };
-    let agent_rest = |prefix: &str| parsed.is_some() && rest.starts_with(prefix);
-    let head = raw.to_lowercase();
-    let subagent = !raw.is_empty() && (head.starts_with("subagent:") || agent_rest("subagent:"));
-    let acp = !raw.is_empty() && (head.starts_with("acp:") || agent_rest("acp:"));
-    let synthetic = subagent
-        || acp
+    let synthetic = is_synthetic_shape(&raw.to_lowercase(), &rest, parsed.is_some());
+    (synthetic, rest)
+}
+
+/// The synthetic rule on a key's lowered forms: `head` the whole trimmed key, `rest` its
+/// agent rest when `parsed` (else the whole key), trimmed. An empty key has no prefix.
+fn is_synthetic_shape(head: &str, rest: &str, parsed: bool) -> bool {
+    let agent_rest = |prefix: &str| parsed && rest.starts_with(prefix);
+    head.starts_with("subagent:")
+        || agent_rest("subagent:")
+        || head.starts_with("acp:")
+        || agent_rest("acp:")
         || agent_rest("cron:")
         || rest.starts_with("acp-bridge:")
         || rest.starts_with("hook:")
         || rest.starts_with("node:")
         || rest == "heartbeat"
         || rest.ends_with(":heartbeat")
-        || rest.contains(":heartbeat:");
-    (synthetic, rest)
+        || rest.contains(":heartbeat:")
 }
 
 fn shape_regexes() -> &'static [Regex; 2] {
@@ -788,21 +793,8 @@ fn durable_by_plain_key(key: &str) -> Option<Option<bool>> {
         }
         _ => None,
     };
-    let parsed = parsed_rest.is_some();
     let rest = parsed_rest.unwrap_or(k);
-    let agent_rest = |prefix: &str| parsed && rest.starts_with(prefix);
-    let synthetic = k.starts_with("subagent:")
-        || agent_rest("subagent:")
-        || k.starts_with("acp:")
-        || agent_rest("acp:")
-        || agent_rest("cron:")
-        || rest.starts_with("acp-bridge:")
-        || rest.starts_with("hook:")
-        || rest.starts_with("node:")
-        || rest == "heartbeat"
-        || rest.ends_with(":heartbeat")
-        || rest.contains(":heartbeat:");
-    if synthetic {
+    if is_synthetic_shape(k, rest, parsed_rest.is_some()) {
         return Some(Some(false));
     }
     let thread = k
