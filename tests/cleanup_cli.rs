@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use predicates::prelude::*;
 use serde_json::{json, Value};
-use support::{claw, json_of};
+use support::{claw, json_of, Immutable};
 
 const NOW: i64 = 1_780_000_000_000;
 const DAY: i64 = 86_400_000;
@@ -193,6 +193,56 @@ fn enforce_prunes_archives_and_is_silent_when_nothing_changes() {
         .success()
         .stdout("")
         .stderr("");
+}
+
+/// When a planned archive rename fails (here: a transcript made immutable), the directory
+/// is not as the plan left it, so the pruner lists it again. It then finds the transcript
+/// that stayed, old and unreferenced, and fails to remove it too (a pruner that trusted
+/// the plan would not see it; the peer was not run on an immutable file). Its counts are
+/// merged with the removals already made: they are those of a twin run where every
+/// rename went through. The failures exit 73, and the other archives are made.
+#[test]
+fn a_failed_archive_rename_sends_the_pruner_to_a_relisting_with_the_same_counts() {
+    let twin = || {
+        let f = stale_fixture(3);
+        f.file("orphan.jsonl", message_transcript(), 40 * DAY);
+        f.file("notes.txt", "keep", 40 * DAY);
+        f
+    };
+    let (planned, failing) = (twin(), twin());
+    let Some(_guard) = Immutable::set(&[&failing.sessions.join("old1.jsonl")]) else {
+        return;
+    };
+    let run = |f: &Fixture| {
+        let out = f
+            .cmd()
+            .args(["cleanup", "--enforce", "--json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), json_of(&out.stdout), stderr)
+    };
+    let (code, as_planned, _) = run(&planned);
+    assert_eq!(code, Some(0));
+    let (code, relisted, stderr) = run(&failing);
+    assert_eq!(code, Some(73), "{stderr}");
+    // The rename, then the pruner's removal of the same file.
+    assert!(
+        stderr.contains("2 file(s) could not be archived or removed"),
+        "{stderr}"
+    );
+    let counts = &as_planned["unreferencedArtifacts"];
+    assert_eq!(counts["removedFiles"], 1, "{as_planned}");
+    assert_eq!(relisted["unreferencedArtifacts"], *counts, "{relisted}");
+    assert_eq!(relisted["appliedCount"], 1);
+    let files = failing.files();
+    assert!(files.contains(&"old1.jsonl".to_string()), "{files:?}");
+    assert!(!files.contains(&"orphan.jsonl".to_string()), "{files:?}");
+    for i in [0, 2] {
+        let archived = format!("old{i}.jsonl.deleted.");
+        assert!(files.iter().any(|n| n.starts_with(&archived)), "{files:?}");
+    }
+    assert!(!files.iter().any(|n| n.ends_with(".pending-archives.json")));
 }
 
 /// A run killed between its store write and its archive renames leaves the journal; the

@@ -16,6 +16,7 @@
 //! debug build).
 
 mod support;
+use support::Immutable;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -621,34 +622,6 @@ fn cleanup_on_a_full_disk_changes_nothing() {
 
 // ---------------------------------------------------------------------------------------
 // A read-only directory, files without permission
-
-/// Clears `chattr +i` when dropped (an immutable file cannot be deleted, even by root).
-struct Immutable(Vec<PathBuf>);
-
-impl Immutable {
-    fn set(paths: &[&Path]) -> Option<Immutable> {
-        for p in paths {
-            let o = Command::new("chattr").arg("+i").arg(p).output().ok();
-            if !o.as_ref().is_some_and(|o| o.status.success()) {
-                eprintln!(
-                    "skipped: chattr +i is not available here ({})",
-                    o.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
-                        .unwrap_or_else(|| "no chattr".into())
-                );
-                return None;
-            }
-        }
-        Some(Immutable(paths.iter().map(|p| p.to_path_buf()).collect()))
-    }
-}
-
-impl Drop for Immutable {
-    fn drop(&mut self) {
-        for p in &self.0 {
-            let _ = Command::new("chattr").arg("-i").arg(p).output();
-        }
-    }
-}
 
 #[test]
 fn read_only_sessions_directory_is_73_and_changes_nothing() {

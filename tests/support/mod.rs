@@ -119,3 +119,32 @@ pub fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
+
+/// Clears `chattr +i` when dropped (an immutable file cannot be deleted, even by root).
+pub struct Immutable(Vec<PathBuf>);
+
+impl Immutable {
+    /// Makes `paths` immutable (`chattr +i`); `None`, with a note, where it cannot.
+    pub fn set(paths: &[&Path]) -> Option<Immutable> {
+        for p in paths {
+            let o = Command::new("chattr").arg("+i").arg(p).output().ok();
+            if !o.as_ref().is_some_and(|o| o.status.success()) {
+                eprintln!(
+                    "skipped: chattr +i is not available here ({})",
+                    o.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
+                        .unwrap_or_else(|| "no chattr".into())
+                );
+                return None;
+            }
+        }
+        Some(Immutable(paths.iter().map(|p| p.to_path_buf()).collect()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = Command::new("chattr").arg("-i").arg(p).output();
+        }
+    }
+}
