@@ -392,7 +392,7 @@ pub fn plan_unreferenced(
     let (report, removable) = unreferenced_removable(ws, paths, p, Some(view));
     PlannedUnreferenced {
         report,
-        removals: removable.into_iter().map(|(f, _)| f.path).collect(),
+        removals: removable.into_iter().map(|f| f.path).collect(),
     }
 }
 
@@ -407,7 +407,7 @@ pub fn prune_unreferenced(
     if !p.dry_run {
         let batch: Vec<PlannedRemoval<'_>> = removable
             .iter()
-            .map(|(f, _)| PlannedRemoval {
+            .map(|f| PlannedRemoval {
                 path: &f.path,
                 reason: RemovalReason::Unreferenced,
                 regular_only: false,
@@ -422,19 +422,18 @@ pub fn prune_unreferenced(
         }
         return report;
     }
-    let files: Vec<&SessionFile> = removable.iter().map(|(f, _)| f).collect();
     let mut remover = Remover {
         sizes: Sizes::new(
             paths.real_dir(),
             std::iter::empty(),
-            files.iter().map(|f| (f.canonical.as_path(), f.size)),
+            removable.iter().map(|f| (f.canonical.as_path(), f.size)),
         ),
         simulated: HashSet::default(),
         dry_run: true,
         guard,
         planned: Vec::new(),
     };
-    for f in files {
+    for f in &removable {
         let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
         report.count(bytes);
     }
@@ -442,14 +441,13 @@ pub fn prune_unreferenced(
 }
 
 /// The report of an unreferenced-artifact pass (removals not counted) and the files it
-/// removes, oldest first (whether each is a prompt blob): the directory's listing, or the
-/// listing as `view` leaves it.
+/// removes, oldest first: the directory's listing, or the listing as `view` leaves it.
 fn unreferenced_removable(
     ws: &WorkingSet,
     paths: &SessionPaths,
     p: &PruneParams<'_>,
     view: Option<&DirOverlay>,
-) -> (UnreferencedReport, Vec<(SessionFile, bool)>) {
+) -> (UnreferencedReport, Vec<SessionFile>) {
     let real_dir = paths.real_dir();
     let snap = paths.snapshot();
     let mut blobs = read_prompt_blob_files(real_dir);
@@ -542,5 +540,5 @@ fn unreferenced_removable(
                 })
         });
     }
-    (report, files)
+    (report, files.into_iter().map(|(f, _)| f).collect())
 }

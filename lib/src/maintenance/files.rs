@@ -697,25 +697,22 @@ impl DirGuard {
     /// The renames were planned on this run's listing, which found each source a regular
     /// file: it is not `lstat`-ed again (a source gone since is nothing to do).
     pub fn start_renames(&self, batch: RenameBatch) -> RenamesUnderway {
-        let mut underway = RenamesUnderway {
-            batch: batch.clone(),
-            thread: None,
-            done: None,
-            progress: Arc::new(AtomicUsize::new(0)),
-        };
-        if batch.pairs.is_empty() {
-            underway.done = Some(Vec::new());
-            return underway;
-        }
-        let renamer = DirGuard::new(&self.real_dir);
-        let progress = Arc::clone(&underway.progress);
-        match std::thread::Builder::new().spawn(move || renamer.rename_all(&batch, &progress)) {
-            Ok(t) => underway.thread = Some(t),
-            Err(_) => {
-                underway.done = Some(self.rename_all(&underway.batch, &underway.progress));
+        let progress = Arc::new(AtomicUsize::new(0));
+        let state = if batch.pairs.is_empty() {
+            RenameState::Done(Vec::new())
+        } else {
+            let (renamer, theirs) = (DirGuard::new(&self.real_dir), batch.clone());
+            let counter = Arc::clone(&progress);
+            match std::thread::Builder::new().spawn(move || renamer.rename_all(&theirs, &counter)) {
+                Ok(t) => RenameState::Running(t),
+                Err(_) => RenameState::Done(self.rename_all(&batch, &progress)),
             }
+        };
+        RenamesUnderway {
+            batch,
+            state,
+            progress,
         }
-        underway
     }
 
     /// Makes the renames of `batch`, in its order, counting them in `progress` (set to
@@ -750,8 +747,9 @@ impl DirGuard {
     /// The removals run meanwhile, on worker threads (unless `listing`, the listing the
     /// plan was made on, shows a symlink, or is not given: a link's removal depends on
     /// its target's, and then they all wait for the renames); a removal that names a
-    /// renamed file waits for the last rename that names it. Paths are canonical; no two changes touch one file but those, so the
-    /// order changes no outcome, only the interleaving (see [`REMOVAL_WORKERS`]).
+    /// renamed file waits for the last rename that names it. Paths are canonical; no two
+    /// changes touch one file but those, so the order changes no outcome, only the
+    /// interleaving (see [`REMOVAL_WORKERS`]).
     pub fn finish_batch(
         &mut self,
         mut underway: RenamesUnderway,
@@ -907,26 +905,34 @@ impl RenameBatch {
 #[derive(Debug)]
 pub struct RenamesUnderway {
     batch: RenameBatch,
-    thread: Option<std::thread::JoinHandle<Vec<(usize, RenameOutcome)>>>,
-    done: Option<Vec<(usize, RenameOutcome)>>,
+    state: RenameState,
     /// How many renames were made (`usize::MAX` once all were, or the thread died).
     progress: Arc<AtomicUsize>,
+}
+
+/// Where the renames of a batch are: on their thread, made (the outcome of each, by its
+/// index in the batch, in the order made), or handed out by [`RenamesUnderway::wait`].
+#[derive(Debug)]
+enum RenameState {
+    Running(std::thread::JoinHandle<Vec<(usize, RenameOutcome)>>),
+    Done(Vec<(usize, RenameOutcome)>),
+    Taken,
 }
 
 impl RenamesUnderway {
     /// The outcome of each rename, by its index in the batch (in the order made).
     fn wait(&mut self) -> Vec<(usize, RenameOutcome)> {
-        match (self.done.take(), self.thread.take()) {
-            (Some(done), _) => done,
-            (None, Some(t)) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            (None, None) => Vec::new(),
+        match std::mem::replace(&mut self.state, RenameState::Taken) {
+            RenameState::Running(t) => t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            RenameState::Done(done) => done,
+            RenameState::Taken => Vec::new(),
         }
     }
 }
 
 impl Drop for RenamesUnderway {
     fn drop(&mut self) {
-        if let Some(t) = self.thread.take() {
+        if let RenameState::Running(t) = std::mem::replace(&mut self.state, RenameState::Taken) {
             let _ = t.join();
         }
     }

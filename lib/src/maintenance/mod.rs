@@ -703,17 +703,9 @@ pub fn apply_store(
         };
         Ok((budget, dm_archives, early_save.map(join).or(early_prepared)))
     });
-    let (budget, dm_archives, early_save) = match planned {
-        Ok(planned) => planned,
-        Err(e) => {
-            // Every error comes before the early store write; were renames under way,
-            // they would finish here, and the journal go.
-            if early.take().is_some() {
-                journal::remove_journal(&journal);
-            }
-            return Err(e);
-        }
-    };
+    // Every error above comes before the early store write: no rename is under way, and
+    // the journal is gone (a failed write removes it).
+    let (budget, dm_archives, early_save) = planned?;
     r.budget = budget.evicted;
     summary.disk_budget = budget.report;
     r.repaired.retain(|&i| ws.is_alive(i));
