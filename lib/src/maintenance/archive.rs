@@ -76,39 +76,72 @@ pub fn plan_archives(
     overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
 ) -> Vec<PlannedArchive> {
-    let mut out: Vec<PlannedArchive> = Vec::new();
+    let sessions: Vec<(Option<&str>, Option<&str>)> = removed
+        .iter()
+        .filter(|(id, _)| !id.is_some_and(|id| referenced_ids.contains(id)))
+        .collect();
+    // Which files each session may archive depends on nothing planned: found on two
+    // threads for many sessions, then taken in order against the overlay.
+    let found = |from: usize, part: &[(Option<&str>, Option<&str>)]| {
+        let mut out: Vec<(usize, PathBuf)> = Vec::with_capacity(part.len());
+        for (k, &(id, file)) in part.iter().enumerate() {
+            for candidate in paths.archive_candidates(id, file) {
+                let c = paths.canonical(&candidate);
+                // A regular file (from the listing, for one directly in the directory).
+                if paths.is_inside(&c) && paths.is_regular_file(&c) {
+                    out.push((from + k, c));
+                }
+            }
+        }
+        out
+    };
+    let files = if sessions.len() >= PARALLEL_PLAN_MIN {
+        let half = sessions.len() / 2;
+        let (first, second) = sessions.split_at(half);
+        std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .spawn_scoped(s, || found(half, second))
+                .ok();
+            let mut files = found(0, first);
+            match other {
+                Some(h) => files.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+                None => files.extend(found(half, second)),
+            }
+            files
+        })
+    } else {
+        found(0, &sessions)
+    };
+    let mut out: Vec<PlannedArchive> = Vec::with_capacity(files.len());
     // The name suffix of the last millisecond seen (the clock is read for each archive).
     let mut suffix: Option<(i64, String)> = None;
-    for (id, file) in removed.iter() {
-        if id.is_some_and(|id| referenced_ids.contains(id)) {
+    for (k, c) in files {
+        // Each once: a file an earlier session archives is gone.
+        if overlay.is_gone(&c) {
             continue;
         }
-        for candidate in paths.archive_candidates(id, file) {
-            let c = paths.canonical(&candidate);
-            // A regular file (from the listing, for one directly in the directory).
-            if !paths.is_inside(&c) || !paths.is_regular_file(&c) || overlay.is_gone(&c) {
-                continue;
+        let ms = clock();
+        let suffix = match &mut suffix {
+            Some((at, text)) if *at == ms => text,
+            slot => {
+                &slot
+                    .insert((ms, archive_name_suffix(ArchiveReason::Deleted, ms)))
+                    .1
             }
-            let ms = clock();
-            let suffix = match &mut suffix {
-                Some((at, text)) if *at == ms => text,
-                slot => {
-                    &slot
-                        .insert((ms, archive_name_suffix(ArchiveReason::Deleted, ms)))
-                        .1
-                }
-            };
-            let to = archive_path_with(&c, suffix);
-            overlay.rename(&c, &to);
-            out.push(PlannedArchive {
-                session_id: id.map(str::to_string),
-                from: c,
-                to,
-            });
-        }
+        };
+        let to = archive_path_with(&c, suffix);
+        overlay.rename(&c, &to);
+        out.push(PlannedArchive {
+            session_id: sessions[k].0.map(str::to_string),
+            from: c,
+            to,
+        });
     }
     out
 }
+
+/// From how many sessions [`plan_archives`] looks for their files on two threads.
+const PARALLEL_PLAN_MIN: usize = 4096;
 
 /// The directories a plan archives into, in order.
 pub fn archive_dirs(plan: &[PlannedArchive]) -> Vec<PathBuf> {
@@ -457,6 +490,45 @@ mod tests {
             got,
             [(Some("a"), Some("x.jsonl")), (Some("b"), Some("y.jsonl"))]
         );
+    }
+
+    #[test]
+    fn archives_are_planned_in_session_order_each_file_once_on_either_road() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let paths = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
+        // Enough sessions for two threads, and few for one. Session k and k + n/2 (one
+        // in each half) share a sessionFile; every third transcript is missing.
+        for n in [PARALLEL_PLAN_MIN + 10, 10] {
+            let mut removed = RemovedSessions::default();
+            let half = n / 2;
+            for k in 0..n {
+                let shared = format!("{}/s{}.jsonl", root.display(), k % half);
+                let e = Facts {
+                    session_id: Some(format!("s{k}-{n}")),
+                    session_file: Some(shared),
+                    ..Default::default()
+                };
+                removed.remember(&e);
+            }
+            for k in (0..half).filter(|k| k % 3 != 0) {
+                std::fs::write(root.join(format!("s{k}.jsonl")), "x").unwrap();
+            }
+            let mut overlay = DirOverlay::default();
+            let plan = plan_archives(&removed, &HashSet::new(), &paths, &mut overlay, &|| 0);
+            let want: Vec<(Option<String>, PathBuf)> = (0..half)
+                .filter(|k| k % 3 != 0)
+                .map(|k| (Some(format!("s{k}-{n}")), root.join(format!("s{k}.jsonl"))))
+                .collect();
+            let got: Vec<_> = plan
+                .iter()
+                .map(|a| (a.session_id.clone(), a.from.clone()))
+                .collect();
+            assert_eq!(got, want, "{n} sessions");
+            for k in 0..half {
+                let _ = std::fs::remove_file(root.join(format!("s{k}.jsonl")));
+            }
+        }
     }
 
     #[test]

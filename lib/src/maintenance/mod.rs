@@ -628,16 +628,30 @@ pub fn apply_store(
                     if let Some(name) = paths::name_in_dir(paths.real_dir(), &store) {
                         paths.snapshot().lookup_keeping_stat(name.as_bytes());
                     }
-                    let batch = archive_batch(&archives, Some(paths.snapshot()));
-                    let look_ahead = batch.look_ahead(paths.real_dir());
-                    journal::write_journal(&journal, archives.iter())
-                        .map_err(CleanupError::Journal)?;
+                    // The journal is written while the batch is ordered.
+                    let (batch, look_ahead, written) = std::thread::scope(|j| {
+                        let write = || journal::write_journal(&journal, archives.iter());
+                        let writer = std::thread::Builder::new().spawn_scoped(j, write).ok();
+                        let batch = archive_batch(&archives, Some(paths.snapshot()));
+                        let look_ahead = batch.look_ahead(paths.real_dir());
+                        let written = match writer {
+                            Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                            None => write(),
+                        };
+                        (batch, look_ahead, written)
+                    });
+                    written.map_err(CleanupError::Journal)?;
+                    // The store replaced keeps its inode (and its blocks) while this holds
+                    // it open: freeing them (a discard, on some mounts) waits until the
+                    // renames are under way, off the critical path.
+                    let replaced = std::fs::File::open(&target.store_path).ok();
                     match prepared.and_then(PreparedSave::commit) {
                         Ok(outcome) => {
                             // The renames start: the look-ahead has had its time (looking
                             // up alongside, it would wait for their lock).
                             drop(look_ahead);
                             early = Some((guard.start_renames(batch), outcome, blob_writes));
+                            free_in_background(replaced);
                         }
                         Err(e) => {
                             journal::remove_journal(&journal);
