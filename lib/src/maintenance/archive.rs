@@ -98,17 +98,9 @@ pub fn plan_archives(
     let files = if sessions.len() >= PARALLEL_PLAN_MIN {
         let half = sessions.len() / 2;
         let (first, second) = sessions.split_at(half);
-        std::thread::scope(|s| {
-            let other = std::thread::Builder::new()
-                .spawn_scoped(s, || found(half, second))
-                .ok();
-            let mut files = found(0, first);
-            match other {
-                Some(h) => files.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
-                None => files.extend(found(half, second)),
-            }
-            files
-        })
+        let (mut files, rest) = super::at_once(|| found(0, first), || found(half, second));
+        files.extend(rest);
+        files
     } else {
         found(0, &sessions)
     };

@@ -443,27 +443,6 @@ enum LinkStat {
 
 const OUTSIDE: &str = "outside the sessions directory";
 
-/// Room for a file name and its NUL (`NAME_MAX` is 255 bytes).
-const NAME_MAX_C: usize = 256;
-
-/// The name of `p` when `p` is `<dir>/<name>` by bytes, with `name` one component that
-/// [`DirGuard::contains`] accepts and that fits [`NAME_MAX_C`] with its NUL: not empty,
-/// no `/` or NUL, not starting with `..` (so neither `.` nor `..` either: `.` alone is
-/// refused too). `dir` must be a clean absolute path other than `/`.
-fn plain_name_in<'p>(dir: &[u8], p: &'p Path) -> Option<&'p [u8]> {
-    let name = p
-        .as_os_str()
-        .as_encoded_bytes()
-        .strip_prefix(dir)?
-        .strip_prefix(b"/")?;
-    let plain = !name.is_empty()
-        && name.len() < NAME_MAX_C
-        && name != b"."
-        && !name.starts_with(b"..")
-        && !name.iter().any(|&c| c == b'/' || c == 0);
-    plain.then_some(name)
-}
-
 impl DirGuard {
     /// A guard for the (real) sessions directory.
     pub fn new(real_dir: &Path) -> Self {
@@ -515,6 +494,10 @@ impl DirGuard {
         // No `..` anywhere below the directory either: `a/../../x` leaves it once `a`
         // exists (or is a symlink), whatever the text looks like (e.g. a path read back
         // from a pending-archive journal).
+        if is_clean_absolute(p) {
+            // No `.`, `..` or empty component anywhere: the bytes say it all.
+            return relative_inside(&self.real_dir, p);
+        }
         relative_inside(&self.real_dir, p)
             && p.strip_prefix(&self.real_dir).is_ok_and(|rest| {
                 rest.components()
@@ -581,26 +564,6 @@ impl DirGuard {
         }
     }
 
-    /// The rename of two plain names directly in the directory (`<dir>/<name>`, by
-    /// bytes), without building a path or allocating: the batch's case. `None` for any
-    /// other pair, which [`DirGuard::renaming`] checks and renames the general way.
-    fn rename_plain_names(&self, from: &Path, to: &Path) -> Option<std::io::Result<()>> {
-        let fd = self.fd.as_ref()?.as_raw_fd();
-        let dir = self.real_dir.as_os_str().as_encoded_bytes();
-        let (a, b) = (plain_name_in(dir, from)?, plain_name_in(dir, to)?);
-        let (mut a_c, mut b_c) = ([0u8; NAME_MAX_C], [0u8; NAME_MAX_C]);
-        a_c[..a.len()].copy_from_slice(a);
-        b_c[..b.len()].copy_from_slice(b);
-        // SAFETY: two NUL-terminated names (each under NAME_MAX_C bytes, no NUL inside);
-        // `fd` an open directory.
-        let r = unsafe { libc::renameat(fd, a_c.as_ptr().cast(), fd, b_c.as_ptr().cast()) };
-        Some(if r == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        })
-    }
-
     /// Removes `path` if it may be removed, without recording anything.
     fn removal(&self, path: &Path, regular_only: bool) -> RemovalOutcome {
         match self.removable(path, regular_only) {
@@ -644,13 +607,6 @@ impl DirGuard {
     /// Renames `from` to `to` when both lie inside the directory, without recording
     /// anything; a source gone meanwhile is nothing to do.
     fn renaming(&self, from: &Path, to: &Path) -> RenameOutcome {
-        if let Some(done) = self.rename_plain_names(from, to) {
-            return match done {
-                Ok(()) => RenameOutcome::Done,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
-                Err(e) => RenameOutcome::Failed(e),
-            };
-        }
         if !self.contains(from) || !self.contains(to) {
             return RenameOutcome::Skipped(OUTSIDE);
         }
@@ -1035,11 +991,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plain_names_are_those_the_guard_contains() {
-        use std::os::unix::ffi::OsStrExt;
+    fn containment_by_bytes_agrees_with_the_component_rule() {
         let dir = Path::new("/srv/sessions");
-        let d = dir.as_os_str().as_encoded_bytes();
-        let long = format!("/srv/sessions/{}", "a".repeat(NAME_MAX_C));
+        let guard = DirGuard::new(dir);
+        let long = format!("/srv/sessions/{}", "a".repeat(300));
         for p in [
             "/srv/sessions/a.jsonl",
             "/srv/sessions/.a",
@@ -1049,37 +1004,24 @@ mod tests {
             "/srv/sessions/..",
             "/srv/sessions/..a",
             "/srv/sessions/a/b",
+            "/srv/sessions/a/../b",
             "/srv/sessions//a",
             "/srv/sessionsa",
             "/srv/other/a",
             "/srv/sessions/./a",
+            "/srv/sessions/../sessions/a",
             long.as_str(),
         ] {
             let p = Path::new(p);
-            let fast = plain_name_in(d, p);
-            let guard_contains = relative_inside(dir, p)
+            let by_components = relative_inside(dir, p)
                 && p.strip_prefix(dir).is_ok_and(|rest| {
                     rest.components()
                         .all(|c| matches!(c, std::path::Component::Normal(_)))
                 });
-            // Whatever the fast road takes, the general one would have taken as the same
-            // name; it may leave a contained path to the general road (`//a`, long).
-            if let Some(name) = fast {
-                assert!(guard_contains, "{}", p.display());
-                assert_eq!(
-                    Some(OsStr::from_bytes(name)),
-                    p.file_name(),
-                    "{}",
-                    p.display()
-                );
-            }
+            assert_eq!(guard.contains(p), by_components, "{}", p.display());
         }
-        assert_eq!(
-            plain_name_in(d, Path::new("/srv/sessions/a.jsonl")),
-            Some(&b"a.jsonl"[..])
-        );
-        assert_eq!(plain_name_in(d, Path::new("/srv/sessions/..a")), None);
-        assert_eq!(plain_name_in(d, Path::new(&long)), None);
+        assert!(guard.contains(Path::new("/srv/sessions/a.jsonl")));
+        assert!(!guard.contains(Path::new("/srv/sessions/..a")));
     }
 
     #[test]

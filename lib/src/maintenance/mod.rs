@@ -239,24 +239,8 @@ fn read_store_and_dir<T>(
         }
         snapshot
     };
-    let fallback_dir = real_dir.clone();
-    let (value, snapshot) = std::thread::scope(|s| {
-        match std::thread::Builder::new().spawn_scoped(s, move || list(real_dir)) {
-            Ok(scan) => {
-                let value = read();
-                (value, scan.join())
-            }
-            // No second thread to be had: list after the read.
-            Err(_) => {
-                let value = read();
-                (value, Ok(list(fallback_dir)))
-            }
-        }
-    });
-    match snapshot {
-        Ok(snapshot) => paths.set_snapshot(snapshot),
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
+    let (value, snapshot) = at_once(read, move || list(real_dir));
+    paths.set_snapshot(snapshot);
     value
 }
 
@@ -396,19 +380,8 @@ pub fn preview_store(
         }
         exclude
     };
-    let (mut exclude, referenced) =
-        std::thread::scope(
-            |s| match std::thread::Builder::new().spawn_scoped(s, removed_files) {
-                Ok(other) => {
-                    let referenced = artifacts::referenced_paths(&ws, &paths);
-                    match other.join() {
-                        Ok(exclude) => (exclude, referenced),
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    }
-                }
-                Err(_) => (removed_files(), artifacts::referenced_paths(&ws, &paths)),
-            },
-        );
+    let (referenced, mut exclude) =
+        at_once(|| artifacts::referenced_paths(&ws, &paths), removed_files);
     let budget = enforce_disk_budget(
         &mut ws,
         &paths,
@@ -467,6 +440,32 @@ pub fn preview_store(
         store_written: false,
         retention_removed: 0,
     })
+}
+
+/// Runs `here` on this thread and `there` on a second one at the same time, and returns
+/// both results; without a second thread to be had, runs `there` after `here`. A panic
+/// in either is resumed here.
+fn at_once<A, B: Send>(here: impl FnOnce() -> A, there: impl FnOnce() -> B + Send) -> (A, B) {
+    // The slot keeps `there` for this thread when no second thread starts.
+    let slot = std::sync::Mutex::new(Some(there));
+    let take = || {
+        slot.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let other = std::thread::Builder::new()
+            .spawn_scoped(s, || take().map(|f| f()))
+            .ok();
+        let a = here();
+        let b = other.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (a, b)
+    });
+    match (b, take()) {
+        (Some(b), _) => (a, b),
+        (None, Some(f)) => (a, f()),
+        (None, None) => unreachable!("`there` runs on the second thread or here"),
+    }
 }
 
 /// Frees `value` on a thread of its own: a run's large structures (the store's text,
@@ -629,17 +628,14 @@ pub fn apply_store(
                         paths.snapshot().lookup_keeping_stat(name.as_bytes());
                     }
                     // The journal is written while the batch is ordered.
-                    let (batch, look_ahead, written) = std::thread::scope(|j| {
-                        let write = || journal::write_journal(&journal, archives.iter());
-                        let writer = std::thread::Builder::new().spawn_scoped(j, write).ok();
-                        let batch = archive_batch(&archives, Some(paths.snapshot()));
-                        let look_ahead = batch.look_ahead(paths.real_dir());
-                        let written = match writer {
-                            Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                            None => write(),
-                        };
-                        (batch, look_ahead, written)
-                    });
+                    let ((batch, look_ahead), written) = at_once(
+                        || {
+                            let batch = archive_batch(&archives, Some(paths.snapshot()));
+                            let look_ahead = batch.look_ahead(paths.real_dir());
+                            (batch, look_ahead)
+                        },
+                        || journal::write_journal(&journal, archives.iter()),
+                    );
                     written.map_err(CleanupError::Journal)?;
                     // The store replaced keeps its inode (and its blocks) while this holds
                     // it open: freeing them (a discard, on some mounts) waits until the
