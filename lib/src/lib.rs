@@ -13,6 +13,7 @@ pub mod context;
 pub mod duration;
 pub mod exit;
 pub mod freshness;
+pub mod fx_hash;
 pub mod gateway_lock;
 pub mod js;
 pub mod jsjson;

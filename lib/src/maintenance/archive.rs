@@ -3,7 +3,7 @@
 //! trajectory sidecars are removed, and old archives are deleted by the timestamp in
 //! their name (archive retention).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -15,6 +15,7 @@ use super::files::{
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
 use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, ArchiveReason};
+use crate::fx_hash::{FxHashMap, FxHashSet};
 
 /// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
 /// keyed by sessionId (which may be absent), in first-removal order; a later entry with
@@ -22,7 +23,7 @@ use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, Arch
 #[derive(Debug, Clone, Default)]
 pub struct RemovedSessions {
     order: Vec<(Option<String>, Option<String>)>,
-    index: HashMap<Option<String>, usize>,
+    index: FxHashMap<Option<String>, usize>,
 }
 
 impl RemovedSessions {
@@ -71,7 +72,7 @@ pub struct PlannedArchive {
 /// added to `overlay`; [`make_file_changes`] does them.
 pub fn plan_archives(
     removed: &RemovedSessions,
-    referenced_ids: &HashSet<&str>,
+    referenced_ids: &FxHashSet<&str>,
     paths: &SessionPaths,
     overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
@@ -311,7 +312,7 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
 /// outside the directory is reported, never deleted.
 pub fn plan_trajectories(
     removed: &RemovedSessions,
-    referenced_ids: &HashSet<&str>,
+    referenced_ids: &FxHashSet<&str>,
     paths: &SessionPaths,
     guard: &mut DirGuard,
     overlay: &mut DirOverlay,
@@ -507,7 +508,7 @@ mod tests {
                 std::fs::write(root.join(format!("s{k}.jsonl")), "x").unwrap();
             }
             let mut overlay = DirOverlay::default();
-            let plan = plan_archives(&removed, &HashSet::new(), &paths, &mut overlay, &|| 0);
+            let plan = plan_archives(&removed, &FxHashSet::default(), &paths, &mut overlay, &|| 0);
             let want: Vec<(Option<String>, PathBuf)> = (0..half)
                 .filter(|k| k % 3 != 0)
                 .map(|k| (Some(format!("s{k}-{n}")), root.join(format!("s{k}.jsonl"))))

@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::artifacts::FxHasher;
+use crate::fx_hash::FxHasher;
 
 /// What a directory entry is, links not followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

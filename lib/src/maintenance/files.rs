@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::artifacts::FxBuild;
+use crate::fx_hash::FxBuild;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 

@@ -180,7 +180,7 @@ pub fn read_journal(path: &Path) -> Option<Vec<PlannedArchive>> {
 /// Returns how many files were archived.
 pub fn recover_journal(
     path: &Path,
-    live_ids: &std::collections::HashSet<&str>,
+    live_ids: &crate::fx_hash::FxHashSet<&str>,
     referenced: &PathSet,
     guard: &mut DirGuard,
 ) -> usize {
@@ -216,7 +216,7 @@ pub fn recover_journal(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
+    use crate::fx_hash::FxHashSet;
 
     #[test]
     fn round_trip_and_recovery() {
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&j).unwrap(), expected);
         assert_eq!(read_journal(&j).unwrap(), plan);
         // "b" is referenced again by the store: it stays.
-        let live: HashSet<&str> = ["b"].into_iter().collect();
+        let live: FxHashSet<&str> = ["b"].into_iter().collect();
         let mut g = DirGuard::new(&root);
         let done = recover_journal(&j, &live, &PathSet::new(&root), &mut g);
         assert_eq!(done, 2);
@@ -331,7 +331,7 @@ mod tests {
         }];
         write_journal(&j, &plan).unwrap();
         let mut g = DirGuard::new(&root);
-        let done = recover_journal(&j, &HashSet::new(), &PathSet::new(&root), &mut g);
+        let done = recover_journal(&j, &FxHashSet::default(), &PathSet::new(&root), &mut g);
         assert_eq!(done, 0);
         assert_eq!(std::fs::read_to_string(top.join("victim")).unwrap(), "keep");
         assert!(!top.join("victim.deleted").exists());

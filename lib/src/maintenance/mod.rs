@@ -36,6 +36,7 @@ use thiserror::Error;
 use crate::artifact::ArchiveReason;
 use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
+use crate::fx_hash::FxHashSet;
 use crate::session_key::preserve_set;
 use crate::store::{SaveOutcome, StoreError};
 use crate::store_lock::{LockWait, StoreLock, StoreLockError};
@@ -476,7 +477,7 @@ fn free_in_background<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
-fn live_session_ids(ws: &WorkingSet) -> HashSet<&str> {
+fn live_session_ids(ws: &WorkingSet) -> FxHashSet<&str> {
     ws.iter()
         .filter_map(|(_, f)| f.session_id.as_deref())
         .collect()

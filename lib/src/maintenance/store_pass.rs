@@ -8,7 +8,7 @@
 //! load-time holes) and the prompt-blob projection. The gateway's preview measures entries
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde_json::{Map, Value};
 
 use crate::atomic_file::PendingReplace;
+use crate::fx_hash::FxHashSet;
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
@@ -620,7 +621,7 @@ fn walk_canonical(
     parts.sort_unstable_by_key(|&(k, _)| k);
     let parts: Vec<Vec<WalkedEntry>> = parts.into_iter().map(|(_, part)| part).collect();
     let count = parts.iter().map(Vec::len).sum();
-    let mut seen: HashSet<&str> = HashSet::with_capacity(count);
+    let mut seen: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(count, Default::default());
     for e in parts.iter().flatten() {
         if jsjson::is_array_index(&e.key) || !seen.insert(&e.key) {
             return None;

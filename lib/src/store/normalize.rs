@@ -127,7 +127,7 @@ pub fn normalize_entry_fields_with_holes(
 /// entry of one shape. Only "unchanged" is remembered: a change is computed every time.
 #[derive(Debug, Default)]
 pub struct DeliveryMemo {
-    unchanged: std::collections::HashSet<String>,
+    unchanged: crate::fx_hash::FxHashSet<String>,
 }
 
 /// The delivery step's input with its targets abstracted (see [`DeliveryMemo`]); `None`
