@@ -1,6 +1,8 @@
 //! A fast non-cryptographic hasher (FxHash) for the maps and sets of names, keys and
-//! paths that maintenance builds per entry and per file: their contents are local and
-//! trusted, and SipHash dominated building them on 100k-entry stores.
+//! paths that maintenance builds per entry and per file. Their contents come from the
+//! local store and directory; SipHash dominated building the path sets on 100k-entry
+//! stores. Not collision-resistant: a store crafted to collide makes a run slower, never
+//! wrong.
 
 /// FxHash: a multiply and a rotate per word.
 #[derive(Debug, Default, Clone, Copy)]
