@@ -494,15 +494,9 @@ impl DirGuard {
         // No `..` anywhere below the directory either: `a/../../x` leaves it once `a`
         // exists (or is a symlink), whatever the text looks like (e.g. a path read back
         // from a pending-archive journal).
-        if is_clean_absolute(p) {
-            // No `.`, `..` or empty component anywhere: the bytes say it all.
-            return relative_inside(&self.real_dir, p);
-        }
+        // A clean absolute path has no `.`, `..` or empty component: the bytes say it all.
         relative_inside(&self.real_dir, p)
-            && p.strip_prefix(&self.real_dir).is_ok_and(|rest| {
-                rest.components()
-                    .all(|c| matches!(c, std::path::Component::Normal(_)))
-            })
+            && (is_clean_absolute(p) || only_names_below(&self.real_dir, p))
     }
 
     fn skip(&mut self, path: &Path, why: &str) {
@@ -862,6 +856,14 @@ impl DirGuard {
     }
 }
 
+/// Whether every component of `p` below `dir` is a name (no `.`, `..` or root).
+fn only_names_below(dir: &Path, p: &Path) -> bool {
+    p.strip_prefix(dir).is_ok_and(|rest| {
+        rest.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    })
+}
+
 /// Renames planned in the sessions directory (source, destination), and the order to
 /// make them in: the order of the listing the plan was made on, a hash order, so that
 /// neighbours share the directory's blocks.
@@ -1013,11 +1015,7 @@ mod tests {
             long.as_str(),
         ] {
             let p = Path::new(p);
-            let by_components = relative_inside(dir, p)
-                && p.strip_prefix(dir).is_ok_and(|rest| {
-                    rest.components()
-                        .all(|c| matches!(c, std::path::Component::Normal(_)))
-                });
+            let by_components = relative_inside(dir, p) && only_names_below(dir, p);
             assert_eq!(guard.contains(p), by_components, "{}", p.display());
         }
         assert!(guard.contains(Path::new("/srv/sessions/a.jsonl")));
