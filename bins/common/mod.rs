@@ -136,16 +136,16 @@ impl<T, E: std::fmt::Display + ExitCode> OrFail<T> for Result<T, E> {
 /// limit fails with EFBIG (exit 73) instead of killing the process with SIGXFSZ.
 pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::process::ExitCode {
     clawstate::process::ignore_file_size_signal();
-    match body() {
-        Ok(()) => std::process::ExitCode::from(exit::OK as u8),
+    let code = match body() {
+        Ok(()) => exit::OK,
+        Err(f) if f.code == exit::OK => exit::OK,
         Err(f) => {
-            if f.code == exit::OK {
-                return std::process::ExitCode::SUCCESS;
-            }
             eprintln!("{prog}: {}", f.message);
-            std::process::ExitCode::from(f.code as u8)
+            f.code
         }
-    }
+    };
+    // Everything the body changed on disk is written and synced by now.
+    clawstate::process::exit_now(code as u8)
 }
 
 /// Writes text to stdout; a broken pipe ends the program quietly with success.

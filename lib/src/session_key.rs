@@ -15,6 +15,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::js;
+use crate::store::entry_fields::EntryFields;
 
 // ---------------------------------------------------------------------------
 // JavaScript string and value semantics shared by the key, freshness and send-policy rules.
@@ -804,7 +805,7 @@ fn durable_by_plain_key(key: &str) -> Option<Option<bool>> {
 }
 
 /// Whether an entry is durable by its own key and chat type (§4.2 without the preserve set).
-pub fn is_durable_entry(key: &str, entry: &Map<String, Value>) -> bool {
+pub fn is_durable_entry<M: EntryFields>(key: &str, entry: &M) -> bool {
     if let Some(verdict) = durable_by_key(key) {
         return verdict;
     }

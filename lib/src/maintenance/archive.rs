@@ -87,6 +87,13 @@ pub fn plan_archives(
         let mut out: Vec<(usize, PathBuf)> = Vec::with_capacity(part.len());
         for (k, &(id, file)) in part.iter().enumerate() {
             for candidate in paths.archive_candidates(id, file) {
+                // Most are plain files directly in the directory: one lookup says it.
+                if let Some(regular) = paths.regular_file_in_dir(&candidate) {
+                    if regular {
+                        out.push((from + k, candidate));
+                    }
+                    continue;
+                }
                 let c = paths.canonical(&candidate);
                 // A regular file (from the listing, for one directly in the directory).
                 if paths.is_inside(&c) && paths.is_regular_file(&c) {
@@ -106,6 +113,7 @@ pub fn plan_archives(
         found(0, &sessions)
     };
     let mut out: Vec<PlannedArchive> = Vec::with_capacity(files.len());
+    overlay.reserve_renames(files.len());
     // The name suffix of the last millisecond seen (the clock is read for each archive).
     let mut suffix: Option<(i64, String)> = None;
     for (k, c) in files {

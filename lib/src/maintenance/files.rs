@@ -244,6 +244,11 @@ impl DirOverlay {
             .insert(overlay_key(from).into_owned(), to.to_path_buf());
     }
 
+    /// Makes room for `more` renames.
+    pub fn reserve_renames(&mut self, more: usize) {
+        self.renamed.reserve(more);
+    }
+
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
         self.removed.insert(overlay_key(path).into_owned());
@@ -382,7 +387,15 @@ pub struct DirGuard {
     /// What was done, in order.
     pub events: Vec<FileEvent>,
     touched_dirs: HashSet<PathBuf>,
+    /// The directory last marked touched (most changes are in one directory).
+    last_touched: Option<PathBuf>,
+    /// Whether `real_dir` is clean and absolute (and not `/`): the names of the paths
+    /// directly in it are then read from their bytes ([`DirGuard::plain_c_name`]).
+    clean_dir: bool,
 }
+
+/// The longest name of a directory entry (Linux's `NAME_MAX`).
+const NAME_MAX: usize = 255;
 
 /// What one removal found and did, before it is recorded: the removals of a batch run on
 /// several threads, and their outcomes are recorded afterwards, in order.
@@ -451,6 +464,8 @@ impl DirGuard {
             fd: open_dir(real_dir),
             events: Vec::new(),
             touched_dirs: HashSet::new(),
+            last_touched: None,
+            clean_dir: is_clean_absolute(real_dir) && real_dir.as_os_str().len() > 1,
         }
     }
 
@@ -459,6 +474,32 @@ impl DirGuard {
         let fd = self.fd.as_ref()?.as_raw_fd();
         let name = name_in_dir(&self.real_dir, p)?;
         Some((fd, CString::new(name).ok()?))
+    }
+
+    /// The name of `p`, NUL-terminated, when `p` is `<directory>/<name>` as the directory
+    /// was given (clean and absolute) and the name is one [`DirGuard::contains`] and
+    /// [`DirGuard::at`] accept: not empty, not `.`, not starting with `..`, no `/` or NUL,
+    /// at most `NAME_MAX` bytes. `None`: ask them.
+    fn plain_c_name(&self, p: &Path) -> Option<[u8; NAME_MAX + 1]> {
+        if !self.clean_dir {
+            return None;
+        }
+        let name = p
+            .as_os_str()
+            .as_encoded_bytes()
+            .strip_prefix(self.real_dir.as_os_str().as_encoded_bytes())?
+            .strip_prefix(b"/")?;
+        if name.is_empty()
+            || name.len() > NAME_MAX
+            || name == b"."
+            || name.starts_with(b"..")
+            || name.iter().any(|&c| c == b'/' || c == 0)
+        {
+            return None;
+        }
+        let mut out = [0u8; NAME_MAX + 1];
+        out[..name.len()].copy_from_slice(name);
+        Some(out)
     }
 
     /// `lstat(p)`; `None` when it fails.
@@ -601,6 +642,29 @@ impl DirGuard {
     /// Renames `from` to `to` when both lie inside the directory, without recording
     /// anything; a source gone meanwhile is nothing to do.
     fn renaming(&self, from: &Path, to: &Path) -> RenameOutcome {
+        // The common case, checked in one pass over each path's bytes.
+        if let (Some(fd), Some(a), Some(b)) = (
+            self.fd.as_ref(),
+            self.plain_c_name(from),
+            self.plain_c_name(to),
+        ) {
+            // SAFETY: NUL-terminated names; `fd` an open directory.
+            let r = unsafe {
+                libc::renameat(
+                    fd.as_raw_fd(),
+                    a.as_ptr().cast(),
+                    fd.as_raw_fd(),
+                    b.as_ptr().cast(),
+                )
+            };
+            return match r {
+                0 => RenameOutcome::Done,
+                _ => match std::io::Error::last_os_error() {
+                    e if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
+                    e => RenameOutcome::Failed(e),
+                },
+            };
+        }
         if !self.contains(from) || !self.contains(to) {
             return RenameOutcome::Skipped(OUTSIDE);
         }
@@ -841,15 +905,26 @@ impl DirGuard {
     }
 
     fn mark_dir(&mut self, p: &Path) {
-        if let Some(d) = p.parent() {
-            if !self.touched_dirs.contains(d) {
-                self.touched_dirs.insert(d.to_path_buf());
-            }
+        let Some(d) = p.parent() else {
+            return;
+        };
+        // The same directory as last time, by its bytes: no hashing of components.
+        if self
+            .last_touched
+            .as_ref()
+            .is_some_and(|last| last.as_os_str() == d.as_os_str())
+        {
+            return;
         }
+        if !self.touched_dirs.contains(d) {
+            self.touched_dirs.insert(d.to_path_buf());
+        }
+        self.last_touched = Some(d.to_path_buf());
     }
 
     /// Makes every rename and removal so far durable (one `fsync` per directory).
     pub fn sync(&mut self) {
+        self.last_touched = None;
         for d in self.touched_dirs.drain() {
             let _ = crate::atomic_file::sync_dir(&d);
         }
@@ -900,8 +975,13 @@ impl RenameBatch {
     /// are enough of them for a thread to be worth it. The kernel caches each as absent,
     /// and the rename to it no longer searches the directory (under its lock) for it.
     pub fn look_ahead(&self, dir: &Path) -> Option<LookAhead> {
-        (self.pairs.len() >= LOOK_UP_AHEAD_MIN)
-            .then(|| LookAhead::start(dir, self.order.iter().map(|&i| self.pairs[i].1.as_path())))
+        (self.pairs.len() >= LOOK_UP_AHEAD_MIN).then(|| {
+            let (pairs, order) = (Arc::clone(&self.pairs), Arc::clone(&self.order));
+            LookAhead::start(
+                dir,
+                (0..order.len()).map(move |k| pairs[order[k]].1.clone()),
+            )
+        })
     }
 }
 
@@ -955,22 +1035,28 @@ pub struct LookAhead {
 }
 
 impl LookAhead {
-    /// Starts looking up `paths` (those directly in `dir`), in order; without a thread to
-    /// be had, does nothing.
-    pub fn start<'p>(dir: &Path, paths: impl Iterator<Item = &'p Path>) -> Self {
-        let names: Vec<CString> = paths
-            .filter_map(|p| CString::new(name_in_dir(dir, p)?).ok())
-            .collect();
+    /// Starts looking up `paths` (those directly in `dir`), in order, on a thread that
+    /// also takes each name (the caller goes on at once); without a thread to be had, does
+    /// nothing.
+    pub fn start<P: AsRef<Path>>(
+        dir: &Path,
+        paths: impl Iterator<Item = P> + Send + 'static,
+    ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = open_dir(dir).and_then(|fd| {
             let stop = Arc::clone(&stop);
+            let dir = dir.to_path_buf();
             std::thread::Builder::new()
                 .spawn(move || {
-                    for name in &names {
+                    for p in paths {
                         if stop.load(Ordering::Relaxed) {
                             return;
                         }
-                        let _ = lstat_at(fd.as_raw_fd(), name);
+                        if let Some(name) = name_in_dir(&dir, p.as_ref()) {
+                            if let Ok(name) = CString::new(name) {
+                                let _ = lstat_at(fd.as_raw_fd(), &name);
+                            }
+                        }
                     }
                 })
                 .ok()
@@ -1198,7 +1284,7 @@ mod tests {
             root.join("missing"),
             PathBuf::from("/etc/passwd"),
         ];
-        drop(LookAhead::start(&root, names.iter().map(PathBuf::as_path)));
+        drop(LookAhead::start(&root, names.into_iter()));
         let left: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
         assert_eq!(left.len(), 1);
     }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
+use super::paths::{is_clean_absolute, split_clean};
 use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError};
 
 /// The journal of the store at `store_path`.
@@ -60,6 +61,14 @@ struct SuffixJournal<'a> {
 /// The directory, name and added suffix of a planned rename, when it renames a file to
 /// its own name plus a suffix in the same directory (all as UTF-8).
 fn suffix_rename(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
+    // Clean absolute paths (the usual ones) split at their last `/`, by their bytes.
+    if is_clean_absolute(&a.from) && is_clean_absolute(&a.to) {
+        let ((dir, name), (to_dir, to)) = (split_clean(&a.from)?, split_clean(&a.to)?);
+        let utf8 = std::str::from_utf8;
+        let (dir, name, to) = (utf8(dir).ok()?, utf8(name).ok()?, utf8(to).ok()?);
+        let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;
+        return (dir.as_bytes() == to_dir).then_some((dir, name, suffix));
+    }
     let (dir, name) = (a.from.parent()?.to_str()?, a.from.file_name()?.to_str()?);
     let to = a.to.file_name()?.to_str()?;
     let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;

@@ -305,6 +305,29 @@ impl SessionPaths {
         std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
     }
 
+    /// For a clean absolute path directly in the real directory that was not a symlink
+    /// when listed, whether it is a regular file inside the directory: what `canonical`
+    /// (the path itself), `is_inside` and `is_regular_file` say of it, with one lookup.
+    /// `None` for any other path (ask them).
+    pub fn regular_file_in_dir(&self, p: &Path) -> Option<bool> {
+        if !is_clean_absolute(p) {
+            return None;
+        }
+        let (parent, name) = split_clean(p)?;
+        if parent != bytes(&self.real_dir) {
+            return None;
+        }
+        let snap = self.dir_entries()?;
+        let Some(i) = snap.lookup(name) else {
+            return Some(false);
+        };
+        match snap.kind(i) {
+            super::dir_snapshot::EntryKind::Symlink => None,
+            super::dir_snapshot::EntryKind::File => Some(relative_inside(&self.real_dir, p)),
+            _ => Some(false),
+        }
+    }
+
     /// Whether a canonical path lies inside the (real) sessions directory.
     pub fn is_inside(&self, canonical: &Path) -> bool {
         relative_inside(&self.real_dir, canonical)

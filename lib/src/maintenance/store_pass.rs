@@ -15,11 +15,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 
+use super::deciding_fields::{is_deciding_field, DecidingFields};
 use crate::atomic_file::PendingReplace;
-use crate::fx_hash::FxHashSet;
+use crate::fx_hash::{FxHashMap, FxHashSet};
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
+use crate::store::entry_fields::EntryFields;
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
     normalize_entry_with_holes, normalize_entry_with_holes_memo, DeliveryMemo, EntryVerdict, Holes,
@@ -67,7 +69,7 @@ impl Facts {
     }
 
     /// The facts but the blob ones.
-    fn of_without_blobs(key: &str, entry: &Map<String, Value>) -> Self {
+    fn of_without_blobs<M: EntryFields>(key: &str, entry: &M) -> Self {
         let str_of = |k: &str| entry.get(k).and_then(Value::as_str).map(str::to_string);
         let mut checkpoint_files = Vec::new();
         if let Some(Value::Array(cps)) = entry.get("compactionCheckpoints") {
@@ -97,7 +99,7 @@ impl Facts {
     }
 
     /// Sets the blob facts from the entry's persisted form and the blobs it needs.
-    fn set_blobs(&mut self, persisted: &Map<String, Value>, needed: &[PromptBlob]) {
+    fn set_blobs<M: EntryFields>(&mut self, persisted: &M, needed: &[PromptBlob]) {
         self.blob_hash = persisted
             .get("skillsSnapshot")
             .and_then(|s| s.get("promptRef"))
@@ -162,6 +164,9 @@ pub struct StoreFacts {
     /// The blobs entries need, each once.
     blobs: Vec<PromptBlob>,
     blob_ids: HashMap<PathBuf, usize>,
+    /// The blobs [`StoreFacts::intern_blob`] found, by hash: the bytes asked for and the id
+    /// (an id never changes once given).
+    blob_found: FxHashMap<String, (u64, usize)>,
     changed_on_load: bool,
 }
 
@@ -312,42 +317,6 @@ impl Chunk {
     }
 }
 
-/// How many names [`is_deciding_field`] accepts.
-const DECIDING_FIELDS: usize = 32;
-
-/// Whether a top-level entry field is one the load and save passes or the rules read or
-/// write; every other field passes through both passes untouched.
-fn is_deciding_field(name: &str) -> bool {
-    // No deciding name is shorter than 4 or longer than 33 bytes, and most fields of an
-    // entry are not deciding: the first byte rules most of them out.
-    if !(4..=33).contains(&name.len())
-        || !matches!(
-            name.as_bytes()[0],
-            b'c' | b'd' | b'g' | b'l' | b'm' | b'o' | b'p' | b'r' | b's' | b'u'
-        )
-    {
-        return false;
-    }
-    matches!(
-        name,
-        // The shape rules and the rules' facts.
-        "sessionId" | "sessionFile" | "updatedAt" | "chatType" | "origin"
-            | "compactionCheckpoints"
-            // Legacy migrations and model fields.
-            | "provider" | "channel" | "lastProvider" | "lastChannel" | "room"
-            | "groupChannel" | "model" | "modelProvider"
-            // Delivery.
-            | "route" | "deliveryContext" | "lastTo" | "lastAccountId" | "lastThreadId"
-            | "pendingFinalDelivery" | "pendingFinalDeliveryText"
-            | "pendingFinalDeliveryCreatedAt" | "pendingFinalDeliveryLastAttemptAt"
-            | "pendingFinalDeliveryAttemptCount" | "pendingFinalDeliveryLastError"
-            | "pendingFinalDeliveryContext" | "pendingFinalDeliveryIntentId"
-            | "restartRecoveryDeliveryContext" | "restartRecoveryDeliveryRunId"
-            // Plugins and skills.
-            | "pluginExtensions" | "pluginExtensionSlotKeys" | "skillsSnapshot"
-    )
-}
-
 /// A canonical value's text read as `JSON.parse` reads it (plain strings and small
 /// integers without the parser).
 fn canonical_value(raw: &str) -> Option<Value> {
@@ -401,6 +370,8 @@ fn canonical_prompt_ref(snapshot: &Value) -> Option<(&str, u64)> {
 struct LeanCaches {
     blobs: BlobCache,
     delivery: DeliveryMemo,
+    /// The entry at hand's deciding fields (emptied for each).
+    fields: DecidingFields,
 }
 
 /// What the lean road made of one entry.
@@ -433,8 +404,8 @@ fn lean_entry(
     caches: &mut LeanCaches,
 ) -> Lean {
     let blobs = &mut caches.blobs;
-    // Sized once: growing the map rehashes every name in it.
-    let mut mini = Map::with_capacity(members.len().min(DECIDING_FIELDS));
+    let mini = &mut caches.fields;
+    mini.clear();
     for m in members {
         // Deciding names are plain ASCII: their literals hold no escape.
         let name = &text[m.key.start + 1..m.key.end - 1];
@@ -444,7 +415,7 @@ fn lean_entry(
         let Some(v) = canonical_value(&text[m.value.clone()]) else {
             return Lean::Full;
         };
-        mini.insert(name.to_string(), v);
+        mini.insert_deciding(name, v);
     }
     // A snapshot ending with a valid canonical promptRef: the load restores the prompt
     // (a change) and the save puts the same promptRef back (the text stays).
@@ -458,7 +429,7 @@ fn lean_entry(
                 changed = true;
             }
             _ => {
-                if hydrate_entry_cached(&mut mini, sessions_dir, blobs) {
+                if hydrate_entry_cached(mini, sessions_dir, blobs) {
                     changed = true;
                     identity = false;
                 }
@@ -466,7 +437,7 @@ fn lean_entry(
         }
     }
     let mut holes = Holes::default();
-    match normalize_entry_with_holes_memo(&mut mini, &mut holes, &mut caches.delivery) {
+    match normalize_entry_with_holes_memo(mini, &mut holes, &mut caches.delivery) {
         EntryVerdict::Drop => return Lean::Dropped,
         EntryVerdict::Keep { changed: c } => {
             changed |= c;
@@ -475,20 +446,20 @@ fn lean_entry(
     }
     if mode == PassMode::Apply
         && !identity
-        && normalize_entry_fields_with_holes(&mut mini, &mut holes) == EntryVerdict::Drop
+        && normalize_entry_fields_with_holes(mini, &mut holes) == EntryVerdict::Drop
     {
         return Lean::Dropped;
     }
-    let mut facts = Facts::of_without_blobs(key, &mini);
+    let mut facts = Facts::of_without_blobs(key, &*mini);
     match restored {
         Some((hash, bytes)) => {
             facts.blob_hash = Some(hash.clone());
             facts.blob = Some((hash, bytes));
         }
         None if mini.contains_key("skillsSnapshot") => {
-            let (projected, needed) = project_for_persistence(&mini, sessions_dir);
+            let (projected, needed) = project_for_persistence(&*mini, sessions_dir);
             identity &= projected.is_none();
-            facts.set_blobs(projected.as_ref().unwrap_or(&mini), &needed);
+            facts.set_blobs(projected.as_ref().unwrap_or(mini), &needed);
         }
         None => {}
     }
@@ -714,6 +685,7 @@ impl StoreFacts {
             chunks: Vec::new(),
             blobs: Vec::new(),
             blob_ids: HashMap::new(),
+            blob_found: FxHashMap::default(),
             scan,
         }
     }
@@ -813,17 +785,27 @@ impl StoreFacts {
 
     /// The blob `hash` of `bytes` bytes, interned (read once).
     fn intern_blob(&mut self, hash: &str, bytes: u64, blobs: &mut BlobCache) -> Vec<usize> {
+        // Many entries share a few prompts: each hash is answered once.
+        if let Some(&(asked, id)) = self.blob_found.get(hash) {
+            if asked == bytes {
+                return vec![id];
+            }
+        }
         let path = blob_path(&self.sessions_dir, hash);
-        if let Some(&id) = self.blob_ids.get(&path) {
-            return vec![id];
+        let ids = match self.blob_ids.get(&path) {
+            Some(&id) => vec![id],
+            None => match blobs.text(&self.sessions_dir, hash, bytes) {
+                Some(text) => self.intern_blobs(vec![PromptBlob {
+                    path,
+                    bytes: text.into_bytes(),
+                }]),
+                None => Vec::new(),
+            },
+        };
+        if let Some(&id) = ids.first() {
+            self.blob_found.insert(hash.to_string(), (bytes, id));
         }
-        match blobs.text(&self.sessions_dir, hash, bytes) {
-            Some(text) => self.intern_blobs(vec![PromptBlob {
-                path,
-                bytes: text.into_bytes(),
-            }]),
-            None => Vec::new(),
-        }
+        ids
     }
 
     /// Keeps one copy of each blob (entries mostly share a few prompts).

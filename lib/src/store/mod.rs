@@ -7,6 +7,7 @@
 //! replace.
 
 pub mod canonical;
+pub mod entry_fields;
 pub mod normalize;
 pub mod prompt_blobs;
 pub mod scan;

@@ -17,6 +17,8 @@
 
 use serde_json::{Map, Number, Value};
 
+pub use super::entry_fields::EntryFields;
+
 /// What the load normalisation decided about one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryVerdict {
@@ -63,13 +65,13 @@ impl Holes {
 
 /// Runs the whole per-entry load normalisation of §2.3 steps 4–6: legacy field migrations,
 /// then [`normalize_entry_fields`].
-pub fn normalize_entry(entry: &mut Map<String, Value>) -> EntryVerdict {
+pub fn normalize_entry<M: EntryFields>(entry: &mut M) -> EntryVerdict {
     normalize_entry_with_holes(entry, &mut Holes::default())
 }
 
 /// [`normalize_entry`], recording the keys left `undefined` (see [`Holes`]).
-pub fn normalize_entry_with_holes(
-    entry: &mut Map<String, Value>,
+pub fn normalize_entry_with_holes<M: EntryFields>(
+    entry: &mut M,
     holes: &mut Holes,
 ) -> EntryVerdict {
     let migrated = migrate_legacy_fields(entry);
@@ -79,7 +81,7 @@ pub fn normalize_entry_with_holes(
 /// §2.3 step 4, the legacy field migrations (`applySessionStoreMigrations`):
 /// `provider` → `channel`, `lastProvider` → `lastChannel`, `room` → `groupChannel`.
 /// Returns whether the entry changed.
-pub fn migrate_legacy_fields(entry: &mut Map<String, Value>) -> bool {
+pub fn migrate_legacy_fields<M: EntryFields>(entry: &mut M) -> bool {
     let mut changed = false;
     for (old, new) in [("provider", "channel"), ("lastProvider", "lastChannel")] {
         if !is_string(entry.get(new)) && is_string(entry.get(old)) {
@@ -104,13 +106,13 @@ pub fn migrate_legacy_fields(entry: &mut Map<String, Value>) -> bool {
 /// §2.3 steps 5–6 without the legacy migrations: the shape rules, then model trimming,
 /// delivery recomputation, `pendingFinalDelivery*` coercion, plugin extension cleanup and the
 /// `skillsSnapshot.resolvedSkills` strip. This is also what the peer re-runs before a save.
-pub fn normalize_entry_fields(entry: &mut Map<String, Value>) -> EntryVerdict {
+pub fn normalize_entry_fields<M: EntryFields>(entry: &mut M) -> EntryVerdict {
     normalize_entry_fields_with_holes(entry, &mut Holes::default())
 }
 
 /// [`normalize_entry_fields`] with the entry's holes from an earlier pass; updates them.
-pub fn normalize_entry_fields_with_holes(
-    entry: &mut Map<String, Value>,
+pub fn normalize_entry_fields_with_holes<M: EntryFields>(
+    entry: &mut M,
     holes: &mut Holes,
 ) -> EntryVerdict {
     normalize_fields(entry, holes, None)
@@ -132,7 +134,7 @@ pub struct DeliveryMemo {
 
 /// The delivery step's input with its targets abstracted (see [`DeliveryMemo`]); `None`
 /// when a target is not a trimmed non-empty string (no memo then).
-fn delivery_shape(entry: &Map<String, Value>) -> Option<String> {
+fn delivery_shape<M: EntryFields>(entry: &M) -> Option<String> {
     let mut w = ShapeWriter::default();
     w.object(entry.get("route"), &[], true)?;
     w.object(entry.get("deliveryContext"), &["to"], false)?;
@@ -210,8 +212,8 @@ impl<'a> ShapeWriter<'a> {
 
 /// [`normalize_entry_with_holes`], running the delivery step only for shapes `memo` has
 /// not seen unchanged.
-pub fn normalize_entry_with_holes_memo(
-    entry: &mut Map<String, Value>,
+pub fn normalize_entry_with_holes_memo<M: EntryFields>(
+    entry: &mut M,
     holes: &mut Holes,
     memo: &mut DeliveryMemo,
 ) -> EntryVerdict {
@@ -231,8 +233,8 @@ fn with_migrated(verdict: EntryVerdict, migrated: bool) -> EntryVerdict {
 
 /// The steps of [`normalize_entry_fields_with_holes`]; with a memo, the delivery step runs
 /// only for shapes not seen unchanged.
-fn normalize_fields(
-    entry: &mut Map<String, Value>,
+fn normalize_fields<M: EntryFields>(
+    entry: &mut M,
     holes: &mut Holes,
     memo: Option<&mut DeliveryMemo>,
 ) -> EntryVerdict {
@@ -284,15 +286,11 @@ pub fn is_valid_transcript_session_id(id: &str) -> bool {
 /// UTF-16 units, has no `/` or `\`, is not `.`/`..` and matches
 /// `^[A-Za-z0-9][A-Za-z0-9._:@-]*$`.
 pub fn is_safe_session_id(id: &str) -> bool {
-    let trimmed = js_trim(id);
-    if trimmed.is_empty() || utf16_len(trimmed) > 255 {
-        return false;
-    }
-    if trimmed.contains('/') || trimmed.contains('\\') || trimmed == "." || trimmed == ".." {
-        return false;
-    }
-    let bytes = trimmed.as_bytes();
-    bytes[0].is_ascii_alphanumeric()
+    // The pattern admits ASCII alone, so the UTF-16 length is the byte length; it leaves
+    // out `/` and `\\`, and its alphanumeric first byte rules out `.` and `..`.
+    let bytes = js_trim(id).as_bytes();
+    bytes.len() <= 255
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
         && bytes[1..]
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'@' | b'-'))
@@ -333,7 +331,7 @@ fn is_uuid_v1_5(u: &[u8]) -> bool {
 // ---------------------------------------------------------------------------------------
 
 /// Returns `None` when the entry must be dropped, else whether it changed.
-fn normalize_shape(entry: &mut Map<String, Value>) -> Option<bool> {
+fn normalize_shape<M: EntryFields>(entry: &mut M) -> Option<bool> {
     let mut changed = false;
     let has_session_file =
         matches!(entry.get("sessionFile"), Some(Value::String(s)) if !js_trim(s).is_empty());
@@ -372,7 +370,7 @@ fn normalize_shape(entry: &mut Map<String, Value>) -> Option<bool> {
 // Step 6a: normalizeSessionRuntimeModelFields
 // ---------------------------------------------------------------------------------------
 
-fn normalize_model_fields(entry: &mut Map<String, Value>) -> bool {
+fn normalize_model_fields<M: EntryFields>(entry: &mut M) -> bool {
     let model = opt_string(entry.get("model"));
     let provider = opt_string(entry.get("modelProvider"));
     let Some(model) = model else {
@@ -760,8 +758,11 @@ fn same_route(a: Option<&Route>, b: Option<&Route>) -> bool {
 
 /// The entry's key order with the still-`undefined` keys of `holes` put back where they were
 /// (after the nearest earlier key that still exists, else after the array-index keys).
-fn shadow_order(entry: &Map<String, Value>, holes: &Holes) -> Vec<(String, bool)> {
-    let mut shadow: Vec<(String, bool)> = entry.keys().map(|k| (k.clone(), false)).collect();
+fn shadow_order<M: EntryFields>(entry: &M, holes: &Holes) -> Vec<(String, bool)> {
+    let mut shadow: Vec<(String, bool)> = entry
+        .field_names()
+        .map(|k| (k.to_string(), false))
+        .collect();
     for (i, (key, hole)) in holes.order.iter().enumerate() {
         if !hole || entry.contains_key(key) || shadow.iter().any(|(k, _)| k == key) {
             continue;
@@ -833,7 +834,7 @@ fn dc_value(d: &Dc) -> Value {
 }
 
 /// `normalizeSessionEntryDelivery`.
-fn normalize_delivery(entry: &mut Map<String, Value>, holes: &mut Holes) -> bool {
+fn normalize_delivery<M: EntryFields>(entry: &mut M, holes: &mut Holes) -> bool {
     let entry_route = normalize_route_raw(entry.get("route"));
     let raw_dc = entry.get("deliveryContext");
     let last_thread = coalesce(
@@ -915,7 +916,7 @@ fn normalize_delivery(entry: &mut Map<String, Value>, holes: &mut Holes) -> bool
 // Step 6c: normalizePendingFinalDeliveryFields
 // ---------------------------------------------------------------------------------------
 
-fn normalize_pending_final_delivery(entry: &mut Map<String, Value>) -> bool {
+fn normalize_pending_final_delivery<M: EntryFields>(entry: &mut M) -> bool {
     const KEYS: [&str; 10] = [
         "pendingFinalDelivery",
         "pendingFinalDeliveryText",
@@ -938,7 +939,7 @@ fn normalize_pending_final_delivery(entry: &mut Map<String, Value>) -> bool {
         .collect();
     let get = |k: &str| original.get(k);
     let mut changed = false;
-    let mut assign = |entry: &mut Map<String, Value>, key: &str, value: Option<Value>| {
+    let mut assign = |entry: &mut M, key: &str, value: Option<Value>| {
         if strict_eq(original.get(key), value.as_ref()) {
             return;
         }
@@ -1049,13 +1050,13 @@ fn same_delivery_context(left: Option<&Value>, right: Option<&Dc>) -> bool {
 // Step 6d: normalizePluginExtensions / normalizePluginExtensionSlotKeys
 // ---------------------------------------------------------------------------------------
 
-fn normalize_plugin_extensions(entry: &mut Map<String, Value>) -> bool {
+fn normalize_plugin_extensions<M: EntryFields>(entry: &mut M) -> bool {
     normalize_plugin_map(entry, "pluginExtensions", |namespace_value| {
         is_plugin_json_value(namespace_value).then(|| namespace_value.clone())
     })
 }
 
-fn normalize_plugin_extension_slot_keys(entry: &mut Map<String, Value>) -> bool {
+fn normalize_plugin_extension_slot_keys<M: EntryFields>(entry: &mut M) -> bool {
     normalize_plugin_map(entry, "pluginExtensionSlotKeys", |raw| {
         normalize_slot_key(raw).map(Value::String)
     })
@@ -1063,8 +1064,8 @@ fn normalize_plugin_extension_slot_keys(entry: &mut Map<String, Value>) -> bool 
 
 /// The shared walk of both plugin maps: `{pluginId: {namespace: value}}` with trimmed keys;
 /// `accept` returns the normalised value or `None` to drop the namespace.
-fn normalize_plugin_map(
-    entry: &mut Map<String, Value>,
+fn normalize_plugin_map<M: EntryFields>(
+    entry: &mut M,
     field_name: &str,
     accept: impl Fn(&Value) -> Option<Value>,
 ) -> bool {
@@ -1335,7 +1336,7 @@ fn is_plugin_json_value(value: &Value) -> bool {
 // Step 6e: stripPersistedSkillsCache
 // ---------------------------------------------------------------------------------------
 
-fn strip_resolved_skills(entry: &mut Map<String, Value>) -> bool {
+fn strip_resolved_skills<M: EntryFields>(entry: &mut M) -> bool {
     match entry.get_mut("skillsSnapshot") {
         Some(Value::Object(snapshot)) if snapshot.contains_key("resolvedSkills") => {
             snapshot.shift_remove("resolvedSkills");
@@ -1571,7 +1572,7 @@ fn array_index(key: &str) -> Option<u64> {
 /// `obj[key] = value` with JavaScript key order: an existing key keeps its position, a new
 /// array-index key goes among the leading index keys in ascending order, any other new key
 /// goes to the end. Assumes `map` is already in JavaScript order.
-pub(crate) fn js_set(map: &mut Map<String, Value>, key: &str, value: Value) {
+pub(crate) fn js_set<M: EntryFields>(map: &mut M, key: &str, value: Value) {
     if let Some(slot) = map.get_mut(key) {
         *slot = value;
         return;
@@ -1582,7 +1583,7 @@ pub(crate) fn js_set(map: &mut Map<String, Value>, key: &str, value: Value) {
         }
         Some(n) => {
             let pos = map
-                .keys()
+                .field_names()
                 .take_while(|k| array_index(k).is_some_and(|m| m < n))
                 .count();
             map.shift_insert(pos, key.to_string(), value);

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::entry_fields::EntryFields;
 use super::normalize::{js_set, utf16_len};
 
 /// Prompts shorter than this many UTF-16 units stay inline.
@@ -157,8 +158,8 @@ pub fn hydrate_entry(entry: &mut Map<String, Value>, sessions_dir: &Path) -> boo
 }
 
 /// [`hydrate_entry`] with the blobs read through `cache` (one load of one store).
-pub fn hydrate_entry_cached(
-    entry: &mut Map<String, Value>,
+pub fn hydrate_entry_cached<M: EntryFields>(
+    entry: &mut M,
     sessions_dir: &Path,
     cache: &mut BlobCache,
 ) -> bool {
@@ -199,10 +200,10 @@ pub fn should_store_as_blob(prompt: &str) -> bool {
 /// `skillsSnapshot.prompt` qualifies, a copy whose snapshot has `prompt` removed and
 /// `promptRef: {version, algorithm, hash, bytes}` set (last key, or in place of a stale
 /// `promptRef`), plus the blob to write. `(None, [])` when the entry is persisted as is.
-pub fn project_for_persistence(
-    entry: &Map<String, Value>,
+pub fn project_for_persistence<M: EntryFields + Clone>(
+    entry: &M,
     sessions_dir: &Path,
-) -> (Option<Map<String, Value>>, Vec<PromptBlob>) {
+) -> (Option<M>, Vec<PromptBlob>) {
     let Some(Value::Object(snapshot)) = entry.get("skillsSnapshot") else {
         return (None, Vec::new());
     };
