@@ -6,10 +6,19 @@
 use serde_json::{Map, Value};
 
 use crate::store::entry_fields::EntryFields;
+use crate::store::normalize::PENDING_FINAL_DELIVERY_FIELDS;
 
 /// Every deciding field, by slot: the shape rules and the rules' facts, the legacy
-/// migrations and model fields, delivery, plugins and skills.
-const NAMES: [&str; SLOTS] = [
+/// migrations and model fields, delivery (with the pending final delivery's fields of
+/// step 6c), plugins and skills.
+const NAMES: [&str; SLOTS] = joined(&[
+    &FIELDS_BEFORE_PENDING,
+    &PENDING_FINAL_DELIVERY_FIELDS,
+    &FIELDS_AFTER_PENDING,
+]);
+
+/// The deciding fields before the pending final delivery's.
+const FIELDS_BEFORE_PENDING: [&str; 19] = [
     "sessionId",
     "sessionFile",
     "updatedAt",
@@ -29,20 +38,31 @@ const NAMES: [&str; SLOTS] = [
     "lastTo",
     "lastAccountId",
     "lastThreadId",
-    "pendingFinalDelivery",
-    "pendingFinalDeliveryText",
-    "pendingFinalDeliveryCreatedAt",
-    "pendingFinalDeliveryLastAttemptAt",
-    "pendingFinalDeliveryAttemptCount",
-    "pendingFinalDeliveryLastError",
-    "pendingFinalDeliveryContext",
-    "pendingFinalDeliveryIntentId",
-    "restartRecoveryDeliveryContext",
-    "restartRecoveryDeliveryRunId",
+];
+
+/// The deciding fields after the pending final delivery's.
+const FIELDS_AFTER_PENDING: [&str; 3] = [
     "pluginExtensions",
     "pluginExtensionSlotKeys",
     "skillsSnapshot",
 ];
+
+/// The names of `parts`, one after another; fails to compile unless there are `N`.
+const fn joined<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut at, mut part) = (0, 0);
+    while part < parts.len() {
+        let mut i = 0;
+        while i < parts[part].len() {
+            out[at] = parts[part][i];
+            at += 1;
+            i += 1;
+        }
+        part += 1;
+    }
+    assert!(at == N, "the parts do not hold N names");
+    out
+}
 
 /// How many deciding fields there are.
 pub const SLOTS: usize = 32;

@@ -916,19 +916,23 @@ fn normalize_delivery<M: EntryFields>(entry: &mut M, holes: &mut Holes) -> bool 
 // Step 6c: normalizePendingFinalDeliveryFields
 // ---------------------------------------------------------------------------------------
 
+/// The fields of a final delivery still pending (and of a restart's recovery of one) that
+/// step 6c normalises together.
+pub(crate) const PENDING_FINAL_DELIVERY_FIELDS: [&str; 10] = [
+    "pendingFinalDelivery",
+    "pendingFinalDeliveryText",
+    "pendingFinalDeliveryCreatedAt",
+    "pendingFinalDeliveryLastAttemptAt",
+    "pendingFinalDeliveryAttemptCount",
+    "pendingFinalDeliveryLastError",
+    "pendingFinalDeliveryContext",
+    "pendingFinalDeliveryIntentId",
+    "restartRecoveryDeliveryContext",
+    "restartRecoveryDeliveryRunId",
+];
+
 fn normalize_pending_final_delivery<M: EntryFields>(entry: &mut M) -> bool {
-    const KEYS: [&str; 10] = [
-        "pendingFinalDelivery",
-        "pendingFinalDeliveryText",
-        "pendingFinalDeliveryCreatedAt",
-        "pendingFinalDeliveryLastAttemptAt",
-        "pendingFinalDeliveryAttemptCount",
-        "pendingFinalDeliveryLastError",
-        "pendingFinalDeliveryContext",
-        "pendingFinalDeliveryIntentId",
-        "restartRecoveryDeliveryContext",
-        "restartRecoveryDeliveryRunId",
-    ];
+    const KEYS: [&str; 10] = PENDING_FINAL_DELIVERY_FIELDS;
     if !KEYS.iter().any(|k| entry.contains_key(*k)) {
         return false;
     }
