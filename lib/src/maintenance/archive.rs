@@ -4,8 +4,10 @@
 //! their name (archive retention).
 
 use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 
+use hashbrown::HashTable;
 use serde_json::Value;
 
 use super::dir_snapshot::DirSnapshot;
@@ -15,7 +17,7 @@ use super::files::{
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
 use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, ArchiveReason};
-use crate::fx_hash::{FxHashMap, FxHashSet};
+use crate::fx_hash::{FxBuild, FxHashSet};
 
 /// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
 /// keyed by sessionId (which may be absent), in first-removal order; a later entry with
@@ -23,23 +25,38 @@ use crate::fx_hash::{FxHashMap, FxHashSet};
 #[derive(Debug, Clone, Default)]
 pub struct RemovedSessions {
     order: Vec<(Option<String>, Option<String>)>,
-    index: FxHashMap<Option<String>, usize>,
+    /// Positions in `order`, by the hash of their sessionId ([`session_hash`]).
+    index: HashTable<usize>,
+}
+
+/// The hash [`RemovedSessions`] files a sessionId (or its absence) under.
+fn session_hash(id: Option<&str>) -> u64 {
+    FxBuild::default().hash_one(id)
 }
 
 impl RemovedSessions {
+    /// Room for `n` removed sessions without growing.
+    pub fn with_capacity(n: usize) -> Self {
+        RemovedSessions {
+            order: Vec::with_capacity(n),
+            index: HashTable::with_capacity(n),
+        }
+    }
+
     /// Remembers a removed entry (`rememberRemovedSessionFile`).
     pub fn remember(&mut self, entry: &Facts) {
-        let id = entry.session_id.clone();
-        let file = entry.session_file.clone();
-        match self.index.get(&id) {
+        let RemovedSessions { order, index } = self;
+        let id = entry.session_id.as_deref();
+        let hash = session_hash(id);
+        match index.find(hash, |&i| order[i].0.as_deref() == id) {
             Some(&i) => {
-                if file.as_deref().is_some_and(|f| !f.is_empty()) {
-                    self.order[i].1 = file;
+                if let Some(file) = entry.session_file.as_deref().filter(|f| !f.is_empty()) {
+                    order[i].1 = Some(file.to_string());
                 }
             }
             None => {
-                self.index.insert(id.clone(), self.order.len());
-                self.order.push((id, file));
+                index.insert_unique(hash, order.len(), |&i| session_hash(order[i].0.as_deref()));
+                order.push((entry.session_id.clone(), entry.session_file.clone()));
             }
         }
     }
@@ -491,6 +508,26 @@ mod tests {
             got,
             [(Some("a"), Some("x.jsonl")), (Some("b"), Some("y.jsonl"))]
         );
+        // Entries without a sessionId are one session; an empty sessionFile replaces
+        // nothing; the index grows past its room and finds every session again.
+        let mut r = RemovedSessions::with_capacity(1);
+        let none = |file: &str| Facts {
+            session_file: Some(file.into()),
+            ..Default::default()
+        };
+        r.remember(&none("n1"));
+        for k in 0..500 {
+            r.remember(&e(&format!("s{k}"), Some(&format!("{k}.jsonl"))));
+        }
+        r.remember(&none(""));
+        r.remember(&e("s7", Some("")));
+        r.remember(&e("s9", Some("nine.jsonl")));
+        let got: Vec<_> = r.iter().collect();
+        assert_eq!(got.len(), 501);
+        assert_eq!(got[0], (None, Some("n1")));
+        assert_eq!(got[8], (Some("s7"), Some("7.jsonl")));
+        assert_eq!(got[10], (Some("s9"), Some("nine.jsonl")));
+        assert_eq!(got[500], (Some("s499"), Some("499.jsonl")));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! old store temps, and checkpoint / trajectory / primary-transcript files that no entry
 //! references, plus prompt blobs no entry points to.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -217,29 +218,31 @@ pub fn is_blob_removable(
     prompt_blob_hash(&file.name).is_some_and(|h| !refs.contains_key(h))
 }
 
-/// The sizes of the scanned files by canonical path (what a dry run counts): the files
-/// directly in the sessions directory by name, the others by path.
+/// Sizes of the scanned files by canonical path: the directory's listing, by name (its
+/// index built on the first lookup that needs it), and other files (which win over the
+/// listing for the same name).
 pub struct Sizes<'a> {
     dir: &'a Path,
-    names: HashMap<&'a str, u64, FxBuild>,
+    listed: &'a [DirFile<'a>],
+    listed_by_name: OnceCell<HashMap<&'a str, u64, FxBuild>>,
+    named: HashMap<&'a str, u64, FxBuild>,
     others: HashMap<&'a Path, u64, FxBuild>,
 }
 
 impl<'a> Sizes<'a> {
-    /// The sizes of the files `names` directly in `dir`, then of the files `others` (by
+    /// The sizes of the files `listed` directly in `dir`, then of the files `others` (by
     /// canonical path); a later size for the same file wins.
     pub fn new(
         dir: &'a Path,
-        names: impl ExactSizeIterator<Item = (&'a str, u64)>,
+        listed: &'a [DirFile<'a>],
         others: impl Iterator<Item = (&'a Path, u64)>,
     ) -> Self {
-        let mut by_name = HashMap::with_capacity_and_hasher(names.len(), FxBuild::default());
-        by_name.extend(names);
+        let mut named = HashMap::default();
         let mut by_path = HashMap::default();
         for (p, size) in others {
             match name_in_dir(dir, p) {
                 Some(name) => {
-                    by_name.insert(name, size);
+                    named.insert(name, size);
                 }
                 None => {
                     by_path.insert(p, size);
@@ -248,7 +251,9 @@ impl<'a> Sizes<'a> {
         }
         Sizes {
             dir,
-            names: by_name,
+            listed,
+            listed_by_name: OnceCell::new(),
+            named,
             others: by_path,
         }
     }
@@ -256,7 +261,24 @@ impl<'a> Sizes<'a> {
     /// The size of the scanned file `canonical`.
     pub fn get(&self, canonical: &Path) -> Option<u64> {
         match name_in_dir(self.dir, canonical) {
-            Some(name) => self.names.get(name).copied(),
+            Some(name) => self.named.get(name).copied().or_else(|| {
+                let by_name = self.listed_by_name.get_or_init(|| {
+                    let mut m =
+                        HashMap::with_capacity_and_hasher(self.listed.len(), FxBuild::default());
+                    m.extend(self.listed.iter().map(|f| (f.name, f.size)));
+                    m
+                });
+                by_name.get(name).copied()
+            }),
+            None => self.others.get(canonical).copied(),
+        }
+    }
+
+    /// The size of the listed file `canonical`, whose listed size the caller has: what
+    /// [`Sizes::get`] answers, without the listing's index.
+    pub fn get_listed(&self, canonical: &Path, listed_size: u64) -> Option<u64> {
+        match name_in_dir(self.dir, canonical) {
+            Some(name) => Some(self.named.get(name).copied().unwrap_or(listed_size)),
             None => self.others.get(canonical).copied(),
         }
     }
@@ -281,12 +303,37 @@ impl Remover<'_, '_> {
     /// Removes (or simulates removing) one file; returns the bytes counted. `canonical`
     /// identifies it; `path` is what a real removal deletes.
     pub fn remove(&mut self, path: &Path, canonical: &Path, reason: RemovalReason) -> u64 {
+        self.remove_sized(path, canonical, reason, None)
+    }
+
+    /// [`Remover::remove`] of a file of the listing, whose listed size the caller has.
+    pub fn remove_listed(
+        &mut self,
+        path: &Path,
+        canonical: &Path,
+        listed_size: u64,
+        reason: RemovalReason,
+    ) -> u64 {
+        self.remove_sized(path, canonical, reason, Some(listed_size))
+    }
+
+    fn remove_sized(
+        &mut self,
+        path: &Path,
+        canonical: &Path,
+        reason: RemovalReason,
+        listed_size: Option<u64>,
+    ) -> u64 {
         if self.dry_run {
             if self.simulated.contains(canonical) {
                 return 0;
             }
             self.planned.push(path.to_path_buf());
-            let size = self.sizes.get(canonical).unwrap_or(0);
+            let size = match listed_size {
+                Some(listed) => self.sizes.get_listed(canonical, listed),
+                None => self.sizes.get(canonical),
+            };
+            let size = size.unwrap_or(0);
             if size == 0 {
                 return 0;
             }
@@ -377,7 +424,7 @@ pub fn prune_unreferenced(
     let mut remover = Remover {
         sizes: Sizes::new(
             paths.real_dir(),
-            std::iter::empty(),
+            &[],
             removable.iter().map(|f| (f.canonical.as_path(), f.size)),
         ),
         simulated: HashSet::default(),
@@ -493,4 +540,44 @@ fn unreferenced_removable(
         });
     }
     (report, files.into_iter().map(|(f, _)| f).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listed file's size is its listed size unless another file of the same path says
+    /// otherwise, whether asked with the listed size at hand or through the index.
+    #[test]
+    fn sizes_answer_alike_with_or_without_the_listed_size() {
+        let dir = Path::new("/state/sessions");
+        let listed = [
+            DirFile {
+                name: "a.jsonl",
+                size: 10,
+                mtime_ms: 0.0,
+            },
+            DirFile {
+                name: "b.jsonl",
+                size: 20,
+                mtime_ms: 0.0,
+            },
+        ];
+        let b = dir.join("b.jsonl");
+        let blob = PathBuf::from("/state/sessions/skills-prompts/sha256/ab/x");
+        let sizes = Sizes::new(
+            dir,
+            &listed,
+            [(b.as_path(), 25), (blob.as_path(), 7)].into_iter(),
+        );
+        for (name, size) in [("a.jsonl", 10), ("b.jsonl", 20)] {
+            let p = dir.join(name);
+            assert_eq!(sizes.get_listed(&p, size), sizes.get(&p), "{name}");
+        }
+        assert_eq!(sizes.get(&dir.join("a.jsonl")), Some(10));
+        assert_eq!(sizes.get(&b), Some(25));
+        assert_eq!(sizes.get(&blob), Some(7));
+        assert_eq!(sizes.get(&dir.join("c.jsonl")), None);
+        assert_eq!(sizes.get_listed(&blob, 99), Some(7));
+    }
 }

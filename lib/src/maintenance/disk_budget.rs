@@ -181,7 +181,7 @@ pub fn enforce_disk_budget(
     let mut remover = Remover {
         sizes: Sizes::new(
             real_dir,
-            files.iter().map(|f| (f.name, f.size)),
+            &files,
             blobs.iter().map(|f| (f.canonical.as_path(), f.size)),
         ),
         simulated: HashSet::default(),
@@ -256,7 +256,7 @@ pub fn enforce_disk_budget(
             break;
         }
         let path = real_dir.join(f.name);
-        let bytes = remover.remove(&path, &path, RemovalReason::DiskBudget);
+        let bytes = remover.remove_listed(&path, &path, f.size, RemovalReason::DiskBudget);
         if bytes == 0 {
             continue;
         }

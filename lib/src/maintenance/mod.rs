@@ -612,7 +612,8 @@ pub fn apply_store(
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         };
         if mode == MaintenanceMode::Enforce {
-            let mut removed = RemovedSessions::default();
+            let mut removed =
+                RemovedSessions::with_capacity(r.model_run.len() + r.stale.len() + r.capped.len());
             for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
                 removed.remember(ws.entry(i));
             }

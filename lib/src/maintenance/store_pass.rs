@@ -9,6 +9,7 @@
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::deciding_fields::{is_deciding_field, DecidingFields};
 use crate::atomic_file::PendingReplace;
-use crate::fx_hash::{FxHashMap, FxHashSet};
+use crate::fx_hash::{FxBuild, FxHashMap, FxHashSet};
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
@@ -474,6 +475,9 @@ fn lean_entry(
 #[derive(Debug)]
 struct WalkedEntry {
     key: String,
+    /// The key's hash ([`FxBuild`]), taken while the key is fresh in the cache: the
+    /// duplicate check compares hashes, and strings only where two hashes meet.
+    key_hash: u64,
     /// Where its key literal starts in the file.
     key_start: usize,
     /// Its value, in the file.
@@ -501,10 +505,17 @@ fn walk_canonical_segment(
             return false;
         };
         let key = key.into_owned();
+        // An array-index key makes the gateway's object reorder its keys: the full pass.
+        if jsjson::is_array_index(&key) {
+            failed = true;
+            return false;
+        }
+        let key_hash = FxBuild::default().hash_one(key.as_str());
         let lean =
             members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, caches));
         out.push(WalkedEntry {
             key,
+            key_hash,
             key_start: base + m.key.start,
             value: base + m.value.start..base + m.value.end,
             lean,
@@ -591,15 +602,21 @@ fn walk_canonical(
     }
     parts.sort_unstable_by_key(|&(k, _)| k);
     let parts: Vec<Vec<WalkedEntry>> = parts.into_iter().map(|(_, part)| part).collect();
-    let count = parts.iter().map(Vec::len).sum();
-    let mut seen: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(count, Default::default());
-    for e in parts.iter().flatten() {
-        if jsjson::is_array_index(&e.key) || !seen.insert(&e.key) {
-            return None;
-        }
+    (!has_duplicate_key(&parts)).then_some(parts)
+}
+
+/// Whether two walked entries share a key (the gateway's object keeps the last one: the
+/// full pass). The hashes are sorted and compared; the strings only when two hashes meet.
+fn has_duplicate_key(parts: &[Vec<WalkedEntry>]) -> bool {
+    let mut hashes: Vec<u64> = parts.iter().flatten().map(|e| e.key_hash).collect();
+    hashes.sort_unstable();
+    if hashes.windows(2).all(|w| w[0] != w[1]) {
+        return false;
     }
-    drop(seen);
-    Some(parts)
+    let count = hashes.len();
+    drop(hashes);
+    let mut seen: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(count, Default::default());
+    !parts.iter().flatten().all(|e| seen.insert(&e.key))
 }
 
 impl StoreFacts {
@@ -654,23 +671,28 @@ impl StoreFacts {
         path: &Path,
         sessions_dir: &Path,
         st: StoreText,
-        walked: Vec<Vec<WalkedEntry>>,
+        mut walked: Vec<Vec<WalkedEntry>>,
         mode: PassMode,
     ) -> Self {
         let bom = st.body_start > 0;
-        // The keys move into the scan; each entry keeps its chunk and its lean verdict.
+        // The keys move into the scan; each entry keeps its chunk and its lean verdict
+        // where the walk left them (no second copy of every verdict).
         let count = walked.iter().map(Vec::len).sum();
         let mut split = Vec::with_capacity(count);
-        let mut leans = Vec::with_capacity(count);
-        for e in walked.into_iter().flatten() {
-            leans.push((e.key_start - 2..e.value.end, e.lean));
-            split.push((e.key, e.value));
+        for e in walked.iter_mut().flatten() {
+            split.push((std::mem::take(&mut e.key), e.value.clone()));
         }
         let scan = StoreScan::from_split(path, st, split);
         let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
         let mut blobs = BlobCache::default();
-        for (i, (chunk, lean)) in leans.into_iter().enumerate() {
-            out.push_lean(i, lean, Some(chunk), mode, &mut blobs);
+        for (i, e) in walked.into_iter().flatten().enumerate() {
+            out.push_lean(
+                i,
+                e.lean,
+                Some(e.key_start - 2..e.value.end),
+                mode,
+                &mut blobs,
+            );
         }
         out
     }
@@ -1037,6 +1059,42 @@ mod tests {
             let theirs = store.save().unwrap();
             assert_eq!(ours, theirs, "{text}");
             assert_eq!(ours_text, std::fs::read_to_string(&p).unwrap(), "{text}");
+        }
+    }
+
+    /// A canonical store with a repeated key or an array-index key leaves the walk for the
+    /// full pass (the gateway's object keeps the last value, and orders index keys first);
+    /// many distinct keys stay on it. Either way the bytes written are the full pass's.
+    #[test]
+    fn repeated_and_index_keys_leave_the_walk() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        let entry = |k: &str, u: u64| {
+            format!("  \"{k}\": {{\n    \"sessionId\": \"s{u}\",\n    \"updatedAt\": {u}\n  }}")
+        };
+        let many: Vec<String> = (0..3000)
+            .map(|k| entry(&format!("agent:main:k{k}"), k))
+            .collect();
+        let mut repeated = many.clone();
+        repeated.push(entry("agent:main:k1234", 9));
+        let mut indexed = many.clone();
+        indexed.insert(1500, entry("42", 7));
+        for (entries, walks) in [(many, true), (repeated, false), (indexed, false)] {
+            let text = format!("{{\n{}\n}}", entries.join(",\n"));
+            std::fs::write(&p, &text).unwrap();
+            let st = read_store_text(&p).unwrap().unwrap();
+            let walked = walk_canonical(&st, d.path(), PassMode::Apply);
+            assert_eq!(walked.is_some(), walks, "{} entries", entries.len());
+            let facts = StoreFacts::read(&p, d.path(), PassMode::Apply).unwrap();
+            let alive = vec![true; facts.len()];
+            facts.save(&alive).unwrap();
+            let ours = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(&p, &text).unwrap();
+            SessionStore::load(&p, LoadOptions::default())
+                .unwrap()
+                .save()
+                .unwrap();
+            assert_eq!(ours, std::fs::read_to_string(&p).unwrap());
         }
     }
 
