@@ -169,6 +169,11 @@ pub fn archive_path_with(file: &Path, suffix: &str) -> PathBuf {
         out.push(suffix);
         return PathBuf::from(out);
     }
+    archive_path_by_name(file, suffix)
+}
+
+/// [`archive_path_with`] for any path: the suffix added to its file name.
+fn archive_path_by_name(file: &Path, suffix: &str) -> PathBuf {
     let mut name = file
         .file_name()
         .map(|n| n.to_os_string())
@@ -191,6 +196,24 @@ pub fn trajectory_sidecars(transcript: &Path) -> (PathBuf, PathBuf) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bytes road of a clean absolute path gives what the file-name road gives.
+    #[test]
+    fn archive_paths_alike_on_both_roads() {
+        let suffix = ".deleted.2026-01-01T00-00-00.000Z";
+        for p in ["/s/a.jsonl", "/a", "/s/sub/é.jsonl", "/s/a.jsonl.reset.x"] {
+            let p = Path::new(p);
+            assert_eq!(
+                archive_path_with(p, suffix),
+                archive_path_by_name(p, suffix)
+            );
+        }
+        // Paths off the bytes road still get the suffix on their file name.
+        assert_eq!(
+            archive_path_with(Path::new("s/./a.jsonl"), suffix),
+            Path::new("s/./a.jsonl").with_file_name(format!("a.jsonl{suffix}"))
+        );
+    }
 
     #[test]
     fn archive_names() {

@@ -1103,7 +1103,22 @@ mod tests {
             let p = Path::new(p);
             let by_components = relative_inside(dir, p) && only_names_below(dir, p);
             assert_eq!(guard.contains(p), by_components, "{}", p.display());
+            // The renames' one-pass road takes only paths `contains` accepts, with the
+            // name `at` takes.
+            if let Some(c_name) = guard.plain_c_name(p) {
+                let end = c_name.iter().position(|&b| b == 0).unwrap();
+                assert!(by_components, "{}", p.display());
+                assert_eq!(
+                    Some(&c_name[..end]),
+                    name_in_dir(dir, p).map(str::as_bytes),
+                    "{}",
+                    p.display()
+                );
+            }
         }
+        assert!(guard
+            .plain_c_name(Path::new("/srv/sessions/a.jsonl"))
+            .is_some());
         assert!(guard.contains(Path::new("/srv/sessions/a.jsonl")));
         assert!(!guard.contains(Path::new("/srv/sessions/..a")));
     }

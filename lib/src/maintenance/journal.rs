@@ -69,6 +69,11 @@ fn suffix_rename(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
         let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;
         return (dir.as_bytes() == to_dir).then_some((dir, name, suffix));
     }
+    suffix_rename_by_components(a)
+}
+
+/// [`suffix_rename`] for any paths, by their components.
+fn suffix_rename_by_components(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
     let (dir, name) = (a.from.parent()?.to_str()?, a.from.file_name()?.to_str()?);
     let to = a.to.file_name()?.to_str()?;
     let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;
@@ -226,6 +231,31 @@ pub fn recover_journal(
 mod tests {
     use super::*;
     use crate::fx_hash::FxHashSet;
+
+    /// The bytes road of clean absolute paths answers as the component road does.
+    #[test]
+    fn suffix_renames_alike_on_both_roads() {
+        let plan = |from: &str, to: &str| PlannedArchive {
+            session_id: None,
+            from: PathBuf::from(from),
+            to: PathBuf::from(to),
+        };
+        let cases = [
+            plan("/s/a.jsonl", "/s/a.jsonl.deleted.t"),
+            plan("/s/a.jsonl", "/t/a.jsonl.deleted.t"),
+            plan("/s/a.jsonl", "/s/a.jsonl"),
+            plan("/s/a.jsonl", "/s/b.jsonl.deleted.t"),
+            plan("/a.jsonl", "/a.jsonl.x"),
+            plan("/s/sub/é.jsonl", "/s/sub/é.jsonl.deleted.t"),
+        ];
+        for a in &cases {
+            assert_eq!(suffix_rename(a), suffix_rename_by_components(a), "{a:?}");
+        }
+        assert_eq!(
+            suffix_rename(&cases[0]),
+            Some(("/s", "a.jsonl", ".deleted.t"))
+        );
+    }
 
     #[test]
     fn round_trip_and_recovery() {

@@ -662,6 +662,42 @@ mod tests {
         assert_eq!(c, vec![root.join("custom.jsonl")]);
     }
 
+    /// Where the one-lookup answer is given, it is what `canonical`, `is_inside` and
+    /// `is_regular_file` say; symlinks and paths not directly in the directory are left
+    /// to them.
+    #[test]
+    fn regular_files_in_dir_by_one_lookup() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("f.jsonl"), "x").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/g.jsonl"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("f.jsonl"), root.join("link.jsonl")).unwrap();
+        let p = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
+        let mut answered = 0;
+        for name in [
+            "f.jsonl",
+            "sub",
+            "missing.jsonl",
+            "link.jsonl",
+            "sub/g.jsonl",
+            "../x",
+        ] {
+            let path = root.join(name);
+            let c = p.canonical(&path);
+            let slow = p.is_inside(&c) && p.is_regular_file(&c);
+            if let Some(fast) = p.regular_file_in_dir(&path) {
+                assert_eq!(fast, slow, "{name}");
+                answered += 1;
+            }
+        }
+        assert_eq!(
+            answered, 3,
+            "f.jsonl, sub and missing.jsonl are answered by the lookup"
+        );
+        assert_eq!(p.regular_file_in_dir(&root.join("link.jsonl")), None);
+    }
+
     #[test]
     fn canonical_follows_symlinked_parents() {
         let d = tempfile::tempdir().unwrap();

@@ -1120,6 +1120,9 @@ mod tests {
             refs.push(serde_json::json!({"version": 1, "algorithm": "sha256", "hash": hash, "bytes": text.len()}));
         }
         let missing = serde_json::json!({"version": 1, "algorithm": "sha256", "hash": "0".repeat(64), "bytes": 5});
+        // The first blob's hash asked with other bytes (after entries that found it).
+        let mut wrong_bytes = refs[0].clone();
+        wrong_bytes["bytes"] = serde_json::json!(long.len() + 1);
         let entries = serde_json::json!({
             "agent:main:telegram:group:1": {"sessionId": "a1", "updatedAt": 5, "chatType": "group",
                 "channel": "telegram", "lastChannel": "telegram", "lastTo": "telegram:1",
@@ -1132,6 +1135,8 @@ mod tests {
                 "skillsSnapshot": {"skills": [], "promptRef": refs[0]}},
             "agent:main:explicit:ref-not-last": {"sessionId": "a4",
                 "skillsSnapshot": {"promptRef": refs[0], "version": 1}},
+            "agent:main:explicit:ref-other-bytes": {"sessionId": "a4b", "updatedAt": 8,
+                "skillsSnapshot": {"skills": [], "promptRef": wrong_bytes}},
             "agent:main:explicit:ref-short": {"sessionId": "a5", "skillsSnapshot": {"promptRef": refs[1]}},
             "agent:main:explicit:ref-missing": {"sessionId": "a6", "skillsSnapshot": {"promptRef": missing}},
             "agent:main:explicit:inline-long": {"sessionId": "a7", "skillsSnapshot": {"prompt": long}},

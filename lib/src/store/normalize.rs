@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Number, Value};
 
-pub use super::entry_fields::EntryFields;
+use super::entry_fields::EntryFields;
 
 /// What the load normalisation decided about one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -932,12 +932,14 @@ pub(crate) const PENDING_FINAL_DELIVERY_FIELDS: [&str; 10] = [
 ];
 
 fn normalize_pending_final_delivery<M: EntryFields>(entry: &mut M) -> bool {
-    const KEYS: [&str; 10] = PENDING_FINAL_DELIVERY_FIELDS;
-    if !KEYS.iter().any(|k| entry.contains_key(*k)) {
+    if !PENDING_FINAL_DELIVERY_FIELDS
+        .iter()
+        .any(|k| entry.contains_key(*k))
+    {
         return false;
     }
     // The values as they were before this step (each rule reads the original entry).
-    let original: Map<String, Value> = KEYS
+    let original: Map<String, Value> = PENDING_FINAL_DELIVERY_FIELDS
         .iter()
         .filter_map(|k| entry.get(*k).map(|v| (k.to_string(), v.clone())))
         .collect();
