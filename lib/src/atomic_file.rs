@@ -78,6 +78,17 @@ impl PendingReplace {
     /// Writes `bytes` to a new temp file beside `target` with exactly `mode`, and syncs
     /// it; missing parent directories are created. The target is not touched.
     pub fn prepare(target: &Path, bytes: &[u8], mode: u32) -> Result<Self, AtomicWriteError> {
+        Self::prepare_pieces(target, bytes.len(), [bytes], mode)
+    }
+
+    /// [`PendingReplace::prepare`] for a text given in pieces (`len` bytes in all), written
+    /// one after the other without first being joined.
+    pub fn prepare_pieces<'p>(
+        target: &Path,
+        len: usize,
+        pieces: impl IntoIterator<Item = &'p [u8]>,
+        mode: u32,
+    ) -> Result<Self, AtomicWriteError> {
         let dir = target
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
@@ -93,7 +104,7 @@ impl PendingReplace {
             source,
         };
         let tmp = temp_path_for(target);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(mode)
@@ -109,12 +120,7 @@ impl PendingReplace {
         };
         file.set_permissions(std::fs::Permissions::from_mode(mode))
             .map_err(write_err)?;
-        let direct = if bytes.len() >= DIRECT_WRITE_MIN {
-            write_direct_prefix(&file, bytes)
-        } else {
-            0
-        };
-        file.write_all(&bytes[direct..]).map_err(write_err)?;
+        write_pieces(&file, len, pieces).map_err(write_err)?;
         file.sync_all().map_err(write_err)?;
         Ok(pending)
     }
@@ -151,53 +157,117 @@ const DIRECT_ALIGN: usize = 4096;
 /// Bytes per direct write (through one aligned buffer).
 const DIRECT_CHUNK: usize = 4 << 20;
 
-/// Writes the longest page-aligned prefix of `bytes` that it can to `file` (new, empty,
-/// at offset 0) with `O_DIRECT`; returns how many bytes it wrote, at the file's offset
-/// now. Where `O_DIRECT` is refused or a direct write fails, it stops there: the caller
-/// writes the rest the usual way (and meets the same error, if it is not about
-/// `O_DIRECT`). The file's flags are as they were when it returns.
-fn write_direct_prefix(file: &File, bytes: &[u8]) -> usize {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on an open descriptor.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } < 0 {
-        return 0;
+/// Writes `pieces` (`len` bytes in all) to `file` (new, empty, at offset 0), in order.
+///
+/// From [`DIRECT_WRITE_MIN`] bytes on, the pieces are gathered in one page-aligned buffer
+/// and written with `O_DIRECT` where the filesystem takes it; the last partial page, and
+/// everything from a refused or failed direct write on, goes the usual way (which meets
+/// the same error again, if it was not about `O_DIRECT`). Smaller files are written
+/// through a plain buffer. The file's flags are as they were when it returns.
+fn write_pieces<'p>(
+    file: &File,
+    len: usize,
+    pieces: impl IntoIterator<Item = &'p [u8]>,
+) -> std::io::Result<()> {
+    if len < DIRECT_WRITE_MIN {
+        let mut out = std::io::BufWriter::with_capacity(len.clamp(1, 64 << 10), file);
+        for piece in pieces {
+            out.write_all(piece)?;
+        }
+        return out.flush();
     }
-    let aligned = bytes.len() / DIRECT_ALIGN * DIRECT_ALIGN;
-    let mut done = 0;
-    if let Ok(layout) = std::alloc::Layout::from_size_align(DIRECT_CHUNK, DIRECT_ALIGN) {
-        // SAFETY: a non-zero size; freed below with the same layout.
-        let buf = unsafe { std::alloc::alloc(layout) };
-        if !buf.is_null() {
-            while done < aligned {
-                let n = (aligned - done).min(DIRECT_CHUNK);
-                // SAFETY: `buf` holds DIRECT_CHUNK ≥ n bytes; the ranges do not overlap.
-                let w = unsafe {
-                    std::ptr::copy_nonoverlapping(bytes[done..].as_ptr(), buf, n);
-                    libc::write(fd, buf.cast(), n)
-                };
-                if w < 0
-                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-                {
-                    continue;
-                }
-                if w <= 0 {
-                    break;
-                }
-                done += w as usize;
-                if done % DIRECT_ALIGN != 0 {
-                    // A short write off a block boundary: the rest goes the usual way.
-                    break;
-                }
+    let mut direct = DirectWrites::start(file);
+    // One aligned chunk inside a vector a page longer.
+    let mut storage = vec![0u8; DIRECT_CHUNK + DIRECT_ALIGN];
+    let start = storage
+        .as_ptr()
+        .align_offset(DIRECT_ALIGN)
+        .min(DIRECT_ALIGN);
+    let buf = &mut storage[start..start + DIRECT_CHUNK];
+    let mut filled = 0;
+    for mut piece in pieces {
+        while !piece.is_empty() {
+            let n = piece.len().min(DIRECT_CHUNK - filled);
+            buf[filled..filled + n].copy_from_slice(&piece[..n]);
+            filled += n;
+            piece = &piece[n..];
+            if filled == DIRECT_CHUNK {
+                direct.write(buf)?;
+                filled = 0;
             }
-            // SAFETY: allocated above with `layout`.
-            unsafe { std::alloc::dealloc(buf, layout) };
         }
     }
-    // SAFETY: as above; the flags read at the start.
-    unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
-    done
+    direct.write(&buf[..filled])
+}
+
+/// Direct (`O_DIRECT`) writes of whole pages to a file, falling back to the usual writes
+/// for a last partial page and for good after a failure. Dropping it restores the file's
+/// flags.
+struct DirectWrites<'f> {
+    file: &'f File,
+    /// The flags before `O_DIRECT` was set; `None`: the usual writes.
+    flags: Option<libc::c_int>,
+}
+
+impl<'f> DirectWrites<'f> {
+    /// Sets `O_DIRECT` on `file` when the filesystem takes it.
+    fn start(file: &'f File) -> Self {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on an open descriptor.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        let set =
+            flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
+        DirectWrites {
+            file,
+            flags: set.then_some(flags),
+        }
+    }
+
+    /// Writes all of `bytes` (page-aligned in memory) at the file's offset.
+    fn write(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        if self.flags.is_some() {
+            let whole = bytes.len() / DIRECT_ALIGN * DIRECT_ALIGN;
+            let mut done = 0;
+            while done < whole {
+                match (&*self.file).write(&bytes[done..whole]) {
+                    Ok(n) if n > 0 && n % DIRECT_ALIGN == 0 => done += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Ok(n) => {
+                        // A short write off a page boundary: the rest goes the usual way.
+                        done += n;
+                        self.stop();
+                        break;
+                    }
+                    Err(_) => {
+                        self.stop();
+                        break;
+                    }
+                }
+            }
+            bytes = &bytes[done..];
+            if done == whole && !bytes.is_empty() {
+                // The last partial page.
+                self.stop();
+            }
+        }
+        (&*self.file).write_all(bytes)
+    }
+
+    /// Goes back to the usual writes.
+    fn stop(&mut self) {
+        use std::os::fd::AsRawFd;
+        if let Some(flags) = self.flags.take() {
+            // SAFETY: as in `start`; the flags read there.
+            unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETFL, flags) };
+        }
+    }
+}
+
+impl Drop for DirectWrites<'_> {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// Replaces `target` with `bytes` atomically and durably; the file gets exactly `mode`.
@@ -288,19 +358,49 @@ mod tests {
             .collect();
         replace_file(&t, &bytes, 0o600).unwrap();
         assert_eq!(std::fs::read(&t).unwrap(), bytes);
-        // The direct part alone stops on a page boundary, at the file's offset, and
-        // leaves the file writable the usual way (e.g. /tmp on tmpfs may refuse it all).
+        // In pieces of every size: empty ones, ones across the buffer's end, one longer
+        // than the buffer; below the direct size too.
+        for total in [bytes.len(), DIRECT_WRITE_MIN - 1, 10_000] {
+            let mut pieces = Vec::new();
+            let (mut at, mut step) = (0, 1);
+            while at < total {
+                let n = step.min(total - at);
+                pieces.push(&bytes[at..at + n]);
+                pieces.push(&bytes[at..at]);
+                at += n;
+                step = if step > DIRECT_CHUNK { 7 } else { step * 3 + 5 };
+            }
+            let p = PendingReplace::prepare_pieces(&t, total, pieces, 0o600).unwrap();
+            p.commit().unwrap();
+            assert!(
+                std::fs::read(&t).unwrap() == bytes[..total],
+                "{total} bytes"
+            );
+        }
+        // A direct write cut short off a page boundary goes on the usual way, and the
+        // file's flags come back as they were.
         let f = File::options()
             .write(true)
             .create_new(true)
             .open(d.path().join("x"))
             .unwrap();
-        let done = write_direct_prefix(&f, &bytes);
-        assert_eq!(done % DIRECT_ALIGN, 0);
-        assert!(done <= bytes.len());
-        (&f).write_all(&bytes[done..]).unwrap();
+        use std::os::fd::AsRawFd;
+        let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+        let mut direct = DirectWrites::start(&f);
+        let mut storage = vec![0u8; 3 * DIRECT_ALIGN];
+        let start = storage.as_ptr().align_offset(DIRECT_ALIGN);
+        let buf = &mut storage[start..start + 2 * DIRECT_ALIGN];
+        buf.copy_from_slice(&bytes[..2 * DIRECT_ALIGN]);
+        direct.write(buf).unwrap();
+        direct.write(&buf[..100]).unwrap();
+        direct.write(buf).unwrap();
+        drop(direct);
+        assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) }, flags);
         drop(f);
-        assert_eq!(std::fs::read(d.path().join("x")).unwrap(), bytes);
+        let mut want = bytes[..2 * DIRECT_ALIGN].to_vec();
+        want.extend_from_slice(&bytes[..100]);
+        want.extend_from_slice(&bytes[..2 * DIRECT_ALIGN]);
+        assert!(std::fs::read(d.path().join("x")).unwrap() == want);
     }
 
     #[test]

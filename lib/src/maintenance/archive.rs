@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 use serde_json::Value;
@@ -188,12 +189,15 @@ pub struct PlannedFileChanges<'a> {
     /// Unreferenced artifacts (planned on the directory as the changes above leave it).
     pub unreferenced: &'a [PathBuf],
     /// The listing the changes were planned on.
-    pub listing: Option<&'a DirSnapshot>,
+    pub listing: Option<&'a Arc<DirSnapshot>>,
 }
 
 /// The renames of `archives`, in the order of `listing` (to start them ahead of the rest
 /// of their plan: [`DirGuard::start_renames`], then [`make_file_changes`]).
-pub fn archive_batch(archives: &[PlannedArchive], listing: Option<&DirSnapshot>) -> RenameBatch {
+pub fn archive_batch(
+    archives: &[PlannedArchive],
+    listing: Option<&Arc<DirSnapshot>>,
+) -> RenameBatch {
     let pairs = archives
         .iter()
         .map(|a| (a.from.clone(), a.to.clone()))
@@ -239,7 +243,7 @@ pub fn make_file_changes<'a>(
                 .map(removal(RemovalReason::Unreferenced, false)),
         )
         .collect();
-    let (archived, mut bytes) = guard.finish_batch(underway, &removals, plan.listing);
+    let (archived, mut bytes) = guard.finish_batch(underway, &removals, plan.listing.map(|s| &**s));
     let expired = plan.trajectories.len()..plan.trajectories.len() + plan.expired.len();
     let expired_removed = bytes[expired].iter().filter(|&&b| b > 0).count() as u64;
     let unreferenced_bytes = bytes.split_off(removals.len() - plan.unreferenced.len());

@@ -742,14 +742,14 @@ impl DirGuard {
         &mut self,
         archives: &[(&Path, &Path)],
         removals: &[PlannedRemoval<'_>],
-        listing: Option<&DirSnapshot>,
+        listing: Option<&Arc<DirSnapshot>>,
     ) -> (usize, Vec<u64>) {
         let pairs = archives
             .iter()
             .map(|&(from, to)| (from.to_path_buf(), to.to_path_buf()))
             .collect();
         let underway = self.start_renames(RenameBatch::new(pairs, listing));
-        self.finish_batch(underway, removals, listing)
+        self.finish_batch(underway, removals, listing.map(|s| &**s))
     }
 
     /// Starts the renames of `batch` on a thread of their own, in its order; without a
@@ -794,7 +794,13 @@ impl DirGuard {
         batch
             .order
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(k, &i)| {
+                if let Some((snap, at)) = &batch.listed {
+                    if at[k] != usize::MAX {
+                        snap.stat(at[k]);
+                    }
+                }
                 let o = self.renaming(&batch.pairs[i].0, &batch.pairs[i].1);
                 progress.fetch_add(1, Ordering::Release);
                 (i, o)
@@ -946,20 +952,23 @@ fn only_names_below(dir: &Path, p: &Path) -> bool {
 pub struct RenameBatch {
     pairs: Arc<[(PathBuf, PathBuf)]>,
     order: Arc<[usize]>,
+    /// The listing, and where it found each source (in `order`; `usize::MAX`: not found).
+    listed: Option<(Arc<DirSnapshot>, Arc<[usize]>)>,
 }
 
 impl RenameBatch {
     /// The renames `pairs`, ordered by where `listing` found each source (sources it did
     /// not find last, in plan order). The listing fetches each source's size and mtime
-    /// now, if it has not yet: planning goes on while they are renamed.
-    pub fn new(pairs: Vec<(PathBuf, PathBuf)>, listing: Option<&DirSnapshot>) -> Self {
+    /// just before it is renamed, if it has not yet: planning goes on meanwhile, and
+    /// asks for them by the name listed.
+    pub fn new(pairs: Vec<(PathBuf, PathBuf)>, listing: Option<&Arc<DirSnapshot>>) -> Self {
         let mut at: Vec<(usize, usize)> = pairs
             .iter()
             .enumerate()
             .map(|(i, (from, _))| {
                 let at = listing
                     .zip(from.file_name())
-                    .and_then(|(snap, n)| snap.lookup_keeping_stat(n.as_encoded_bytes()))
+                    .and_then(|(snap, n)| snap.lookup(n.as_encoded_bytes()))
                     .unwrap_or(usize::MAX);
                 (at, i)
             })
@@ -967,7 +976,8 @@ impl RenameBatch {
         at.sort_unstable();
         RenameBatch {
             pairs: pairs.into(),
-            order: at.into_iter().map(|(_, i)| i).collect(),
+            order: at.iter().map(|&(_, i)| i).collect(),
+            listed: listing.map(|snap| (Arc::clone(snap), at.iter().map(|&(a, _)| a).collect())),
         }
     }
 
@@ -1216,7 +1226,7 @@ mod tests {
         });
         let mut g = DirGuard::new(&root);
         let archives = [(a.as_path(), a_to.as_path()), (b.as_path(), b_to.as_path())];
-        let listing = DirSnapshot::read(&root);
+        let listing = Arc::new(DirSnapshot::read(&root));
         let (archived, bytes) = g.archive_and_remove(&archives, &removals, Some(&listing));
         assert_eq!(archived, 2);
         assert_eq!(bytes[3], 4, "the archive was removed after its rename");
@@ -1273,7 +1283,7 @@ mod tests {
         }
         let link = root.join("l.jsonl");
         std::os::unix::fs::symlink(&files[n - 1], &link).unwrap();
-        let listing = DirSnapshot::read(&root);
+        let listing = Arc::new(DirSnapshot::read(&root));
         assert!(listing.has_symlinks());
         let removals: Vec<PlannedRemoval<'_>> = std::iter::once(&link)
             .chain(&files)
@@ -1313,7 +1323,8 @@ mod tests {
         for (n, body) in [("a.jsonl", "aa"), ("b.jsonl", "bbb"), ("c.jsonl", "c")] {
             std::fs::write(root.join(n), body).unwrap();
         }
-        let snap = DirSnapshot::read(&root);
+        // No stat fetched yet: the renamer fetches the source's before renaming it.
+        let snap = Arc::new(DirSnapshot::read(&root));
         let (a, b, c) = (
             root.join("a.jsonl"),
             root.join("b.jsonl"),

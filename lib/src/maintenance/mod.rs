@@ -29,6 +29,7 @@ pub mod store_pass;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::atomic_file::AtomicWriteError;
 
@@ -223,21 +224,28 @@ fn session_paths(ctx: &StateContext, target: &StoreTarget) -> SessionPaths {
     )
 }
 
-/// Reads the store with `read` while a second thread lists the sessions directory (and
-/// stats its files when the disk budget will need their sizes); the listing is then the
-/// one `paths` uses. Neither depends on the other, and nothing changes the directory
-/// before the steps that look at it.
+/// Reads the store with `read` while a second thread lists the sessions directory; the
+/// listing is then the one `paths` uses. Neither depends on the other, and nothing changes
+/// the directory before the steps that look at it.
+///
+/// When the disk budget will need every file's size, the files are stat-ed too: by the
+/// listing thread (`stats_later` false), or after the listing, on a thread of the lowest
+/// priority that takes the time the others leave: enforce needs no size before its
+/// renames, and each source's stat is fetched before it is renamed.
 fn read_store_and_dir<T>(
     paths: &mut SessionPaths,
     maintenance: &MaintenanceConfig,
+    stats_later: bool,
     read: impl FnOnce() -> T,
 ) -> T {
     let real_dir = paths.real_dir().to_path_buf();
     let stat_files = maintenance.max_disk_bytes.is_some() && maintenance.high_water_bytes.is_some();
     let list = move |dir: PathBuf| {
-        let snapshot = DirSnapshot::read(&dir);
-        if stat_files {
-            snapshot.stat_files();
+        let snapshot = Arc::new(DirSnapshot::read(&dir));
+        match (stat_files, stats_later) {
+            (true, true) => snapshot.stat_files_in_background(),
+            (true, false) => snapshot.stat_files(),
+            (false, _) => {}
         }
         snapshot
     };
@@ -333,7 +341,7 @@ pub fn preview_store(
     let pass = PassMode::Preview {
         chunks: maintenance.max_disk_bytes.is_some(),
     };
-    let store = read_store_and_dir(&mut paths, maintenance, || {
+    let store = read_store_and_dir(&mut paths, maintenance, false, || {
         StoreFacts::read(&target.store_path, paths_dir, pass)
     });
     let mut store = store?;
@@ -528,7 +536,7 @@ pub fn apply_store(
         StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?
     } else {
         let dir = paths.sessions_dir().to_path_buf();
-        read_store_and_dir(&mut paths, maintenance, || {
+        read_store_and_dir(&mut paths, maintenance, true, || {
             StoreFacts::read(&target.store_path, &dir, PassMode::Apply)
         })?
     };

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dir_snapshot::DirSnapshot;
 use crate::paths::absolutize;
@@ -165,7 +165,7 @@ pub struct SessionPaths {
     legacy_dir: Option<PathBuf>,
     cwd: PathBuf,
     real_dirs: Mutex<HashMap<PathBuf, Option<PathBuf>>>,
-    snapshot: OnceLock<DirSnapshot>,
+    snapshot: OnceLock<Arc<DirSnapshot>>,
 }
 
 impl SessionPaths {
@@ -261,17 +261,17 @@ impl SessionPaths {
     /// creates links, and the only files it creates are archives and the store, so the
     /// snapshot stays good for these lookups.
     fn dir_entries(&self) -> Option<&DirSnapshot> {
-        Some(self.snapshot()).filter(|s| s.readable())
+        Some(&**self.snapshot()).filter(|s| s.readable())
     }
 
     /// The listing of the real directory: the one given, else read when first asked.
-    pub fn snapshot(&self) -> &DirSnapshot {
+    pub fn snapshot(&self) -> &Arc<DirSnapshot> {
         self.snapshot
-            .get_or_init(|| DirSnapshot::read(&self.real_dir))
+            .get_or_init(|| Arc::new(DirSnapshot::read(&self.real_dir)))
     }
 
     /// Uses `snapshot` (a listing of the real directory) from now on.
-    pub fn set_snapshot(&mut self, snapshot: DirSnapshot) {
+    pub fn set_snapshot(&mut self, snapshot: Arc<DirSnapshot>) {
         self.snapshot = OnceLock::from(snapshot);
     }
 

@@ -704,7 +704,8 @@ impl StoreFacts {
             changed_on_load: bom,
             entries: Vec::with_capacity(scan.len()),
             raw_index: Vec::with_capacity(scan.len()),
-            chunks: Vec::new(),
+            // Untouched (and so not in memory) where the pass keeps no chunks.
+            chunks: Vec::with_capacity(scan.len()),
             blobs: Vec::new(),
             blob_ids: HashMap::new(),
             blob_found: FxHashMap::default(),
@@ -931,17 +932,25 @@ impl StoreFacts {
                 .map(|(c, _)| c)
         };
         let disk = self.scan.text();
-        let len: usize = kept().map(|(c, _)| c.text(disk).len() + 2).sum();
-        let mut text = String::with_capacity(len + 4);
-        let mut any = false;
-        for (chunk, _) in kept() {
-            text.push_str(if any { ",\n" } else { "{\n" });
-            text.push_str(chunk.text(disk));
-            any = true;
-        }
-        text.push_str(if any { "\n}" } else { "{}" });
+        // The text is written from its pieces (`{`, the kept chunks joined by `,`, `}`)
+        // without being joined in memory first.
+        let n_kept = kept().count();
+        let pieces = || {
+            kept()
+                .enumerate()
+                .flat_map(|(n, (c, _))| [if n == 0 { "{\n" } else { ",\n" }, c.text(disk)])
+                .chain([if n_kept == 0 { "{}" } else { "\n}" }])
+                .map(str::as_bytes)
+        };
+        let len: usize = pieces().map(<[u8]>::len).sum();
         let existed = !disk.is_empty();
-        if existed && !self.changed_on_load && disk == text {
+        if existed && !self.changed_on_load && len == disk.len() && {
+            let mut at = 0;
+            pieces().all(|p| {
+                at += p.len();
+                disk.as_bytes()[at - p.len()..at] == *p
+            })
+        } {
             return Ok(PreparedSave {
                 facts: self,
                 write: None,
@@ -957,7 +966,7 @@ impl StoreFacts {
                 }
             }
         }
-        let pending = PendingReplace::prepare(&self.path, text.as_bytes(), 0o600)?;
+        let pending = PendingReplace::prepare_pieces(&self.path, len, pieces(), 0o600)?;
         Ok(PreparedSave {
             facts: self,
             write: Some((pending, blobs)),
