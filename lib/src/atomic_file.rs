@@ -377,14 +377,15 @@ mod tests {
                 "{total} bytes"
             );
         }
-        // A direct write cut short off a page boundary goes on the usual way, and the
-        // file's flags come back as they were.
+        // A partial page ends the direct writes: it and what follows go the usual way,
+        // and the file's flags come back as they were.
         let f = File::options()
             .write(true)
             .create_new(true)
             .open(d.path().join("x"))
             .unwrap();
         use std::os::fd::AsRawFd;
+        // SAFETY: fcntl on an open descriptor.
         let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
         let mut direct = DirectWrites::start(&f);
         let mut storage = vec![0u8; 3 * DIRECT_ALIGN];

@@ -231,7 +231,8 @@ fn session_paths(ctx: &StateContext, target: &StoreTarget) -> SessionPaths {
 /// When the disk budget will need every file's size, the files are stat-ed too: by the
 /// listing thread (`stats_later` false), or after the listing, on a thread of the lowest
 /// priority that takes the time the others leave: enforce needs no size before its
-/// renames, and each source's stat is fetched before it is renamed.
+/// renames, each source's stat is fetched before it is renamed (and the store's before
+/// it is replaced), and the budget fetches the rest before any other file changes.
 fn read_store_and_dir<T>(
     paths: &mut SessionPaths,
     maintenance: &MaintenanceConfig,
