@@ -364,9 +364,45 @@ impl DirSnapshot {
     }
 }
 
+/// Directories the maintenance modules' tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::path::PathBuf;
+
+    /// A temp directory (and its canonical path) holding the file `a.jsonl` ("abc"), the
+    /// directory `sub` and the symlink `l.jsonl` to `a.jsonl`.
+    pub(crate) fn file_dir_and_link() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(root.join("a.jsonl"), "abc").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("l.jsonl")).unwrap();
+        (d, root)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lowering a thread's priority lowers that thread's alone.
+    #[test]
+    fn lowers_only_the_calling_thread() {
+        let tid = || unsafe { libc::syscall(libc::SYS_gettid) as libc::id_t };
+        // SAFETY: getpriority on a live thread's id.
+        let nice = |t| unsafe { libc::getpriority(libc::PRIO_PROCESS, t) };
+        let here = tid();
+        let before = nice(here);
+        let (there, after) = std::thread::spawn(move || {
+            lower_this_thread_priority();
+            (tid(), nice(tid()))
+        })
+        .join()
+        .unwrap();
+        assert_ne!(there, here);
+        assert_eq!(after, 19);
+        assert_eq!(nice(here), before);
+    }
 
     /// The background thread fetches every regular file's stat, each as `stat` would.
     #[test]
@@ -400,11 +436,7 @@ mod tests {
 
     #[test]
     fn lists_indexes_and_stats() {
-        let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
-        std::fs::write(root.join("a.jsonl"), "abc").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("l.jsonl")).unwrap();
+        let (_d, root) = fixtures::file_dir_and_link();
         let s = DirSnapshot::read(&root);
         assert!(s.readable());
         assert_eq!(s.len(), 3);

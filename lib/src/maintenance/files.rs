@@ -1135,11 +1135,7 @@ mod tests {
 
     #[test]
     fn scan_lists_regular_files_only() {
-        let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
-        std::fs::write(root.join("a.jsonl"), "abc").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        std::os::unix::fs::symlink(root.join("a.jsonl"), root.join("l.jsonl")).unwrap();
+        let (_d, root) = super::super::dir_snapshot::fixtures::file_dir_and_link();
         let files = read_sessions_dir_files(&root);
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].name, "a.jsonl");

@@ -667,19 +667,15 @@ mod tests {
     /// to them.
     #[test]
     fn regular_files_in_dir_by_one_lookup() {
-        let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
-        std::fs::write(root.join("f.jsonl"), "x").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
+        let (_d, root) = super::super::dir_snapshot::fixtures::file_dir_and_link();
         std::fs::write(root.join("sub/g.jsonl"), "x").unwrap();
-        std::os::unix::fs::symlink(root.join("f.jsonl"), root.join("link.jsonl")).unwrap();
         let p = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
         let mut answered = 0;
         for name in [
-            "f.jsonl",
+            "a.jsonl",
             "sub",
             "missing.jsonl",
-            "link.jsonl",
+            "l.jsonl",
             "sub/g.jsonl",
             "../x",
         ] {
@@ -693,9 +689,9 @@ mod tests {
         }
         assert_eq!(
             answered, 3,
-            "f.jsonl, sub and missing.jsonl are answered by the lookup"
+            "a.jsonl, sub and missing.jsonl are answered by the lookup"
         );
-        assert_eq!(p.regular_file_in_dir(&root.join("link.jsonl")), None);
+        assert_eq!(p.regular_file_in_dir(&root.join("l.jsonl")), None);
     }
 
     #[test]

@@ -934,12 +934,12 @@ impl StoreFacts {
         let disk = self.scan.text();
         // The text is written from its pieces (`{`, the kept chunks joined by `,`, `}`)
         // without being joined in memory first.
-        let n_kept = kept().count();
+        let any = kept().next().is_some();
         let pieces = || {
             kept()
                 .enumerate()
                 .flat_map(|(n, (c, _))| [if n == 0 { "{\n" } else { ",\n" }, c.text(disk)])
-                .chain([if n_kept == 0 { "{}" } else { "\n}" }])
+                .chain([if any { "\n}" } else { "{}" }])
                 .map(str::as_bytes)
         };
         let len: usize = pieces().map(<[u8]>::len).sum();
