@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::dir_snapshot::DirSnapshot;
 use super::files::{
-    DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason, RenameBatch, RenamesUnderway,
+    DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason, RenameBatch, RenamePairs,
+    RenamesUnderway,
 };
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
@@ -82,6 +83,20 @@ pub struct PlannedArchive {
     pub from: PathBuf,
     /// Its archive name (`<name>.deleted.<ts>`, same directory).
     pub to: PathBuf,
+    /// Where the run's listing found the transcript, when it looked it up there.
+    pub listed: Option<usize>,
+}
+
+impl RenamePairs for Vec<PlannedArchive> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn pair(&self, i: usize) -> (&Path, &Path) {
+        (&self[i].from, &self[i].to)
+    }
+    fn listed(&self, i: usize) -> Option<usize> {
+        self[i].listed
+    }
 }
 
 /// Plans archiving the transcripts of removed sessions that no remaining entry
@@ -102,20 +117,20 @@ pub fn plan_archives(
     // Which files each session may archive depends on nothing planned: found on two
     // threads for many sessions, then taken in order against the overlay.
     let found = |from: usize, part: &[(Option<&str>, Option<&str>)]| {
-        let mut out: Vec<(usize, PathBuf)> = Vec::with_capacity(part.len());
+        let mut out: Vec<(usize, PathBuf, Option<usize>)> = Vec::with_capacity(part.len());
         for (k, &(id, file)) in part.iter().enumerate() {
             for candidate in paths.archive_candidates(id, file) {
                 // Most are plain files directly in the directory: one lookup says it.
-                if let Some(regular) = paths.regular_file_in_dir(&candidate) {
-                    if regular {
-                        out.push((from + k, candidate));
+                if let Some(listed) = paths.listed_regular_file(&candidate) {
+                    if listed.is_some() {
+                        out.push((from + k, candidate, listed));
                     }
                     continue;
                 }
                 let c = paths.canonical(&candidate);
                 // A regular file (from the listing, for one directly in the directory).
                 if paths.is_inside(&c) && paths.is_regular_file(&c) {
-                    out.push((from + k, c));
+                    out.push((from + k, c, None));
                 }
             }
         }
@@ -134,7 +149,7 @@ pub fn plan_archives(
     overlay.reserve_renames(files.len());
     // The name suffix of the last millisecond seen (the clock is read for each archive).
     let mut suffix: Option<(i64, String)> = None;
-    for (k, c) in files {
+    for (k, c, listed) in files {
         // Each once: a file an earlier session archives is gone.
         if overlay.is_gone(&c) {
             continue;
@@ -154,6 +169,7 @@ pub fn plan_archives(
             session_id: sessions[k].0.map(str::to_string),
             from: c,
             to,
+            listed,
         });
     }
     out
@@ -195,14 +211,10 @@ pub struct PlannedFileChanges<'a> {
 /// The renames of `archives`, in the order of `listing` (to start them ahead of the rest
 /// of their plan: [`DirGuard::start_renames`], then [`make_file_changes`]).
 pub fn archive_batch(
-    archives: &[PlannedArchive],
+    archives: &Arc<Vec<PlannedArchive>>,
     listing: Option<&Arc<DirSnapshot>>,
 ) -> RenameBatch {
-    let pairs = archives
-        .iter()
-        .map(|a| (a.from.clone(), a.to.clone()))
-        .collect();
-    RenameBatch::new(pairs, listing)
+    RenameBatch::new(Arc::clone(archives) as Arc<dyn RenamePairs>, listing)
 }
 
 /// Makes `plan` in the gateway's order (archives, trajectory sidecars, expired archives,
@@ -214,8 +226,10 @@ pub fn make_file_changes<'a>(
     underway: Option<RenamesUnderway>,
     guard: &mut DirGuard,
 ) -> FileChangesMade {
-    let underway =
-        underway.unwrap_or_else(|| guard.start_renames(archive_batch(plan.archives, plan.listing)));
+    let underway = underway.unwrap_or_else(|| {
+        let archives = Arc::new(plan.archives.to_vec());
+        guard.start_renames(archive_batch(&archives, plan.listing))
+    });
     let removal = |reason, regular_only| {
         move |p: &'a PathBuf| PlannedRemoval {
             path: p.as_path(),

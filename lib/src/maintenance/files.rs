@@ -744,11 +744,11 @@ impl DirGuard {
         removals: &[PlannedRemoval<'_>],
         listing: Option<&Arc<DirSnapshot>>,
     ) -> (usize, Vec<u64>) {
-        let pairs = archives
+        let pairs: Vec<(PathBuf, PathBuf)> = archives
             .iter()
             .map(|&(from, to)| (from.to_path_buf(), to.to_path_buf()))
             .collect();
-        let underway = self.start_renames(RenameBatch::new(pairs, listing));
+        let underway = self.start_renames(RenameBatch::new(Arc::new(pairs), listing));
         self.finish_batch(underway, removals, listing.map(|s| &**s))
     }
 
@@ -801,7 +801,8 @@ impl DirGuard {
                         snap.stat(at[k]);
                     }
                 }
-                let o = self.renaming(&batch.pairs[i].0, &batch.pairs[i].1);
+                let (from, to) = batch.pairs.pair(i);
+                let o = self.renaming(from, to);
                 progress.fetch_add(1, Ordering::Release);
                 (i, o)
             })
@@ -830,7 +831,7 @@ impl DirGuard {
         // names its file (0: none does).
         let mut renamed_by: HashMap<&OsStr, usize, FxBuild> = HashMap::default();
         for (k, &i) in underway.batch.order.iter().enumerate() {
-            let (from, to) = &pairs[i];
+            let (from, to) = pairs.pair(i);
             renamed_by.insert(from.as_os_str(), k + 1);
             renamed_by.insert(to.as_os_str(), k + 1);
         }
@@ -855,7 +856,7 @@ impl DirGuard {
         done.sort_unstable_by_key(|&(i, _)| i);
         let mut archived = 0;
         for (i, o) in renames {
-            let (from, to) = &pairs[i];
+            let (from, to) = pairs.pair(i);
             archived += usize::from(self.record_rename(from, to, o));
         }
         let bytes = done
@@ -945,12 +946,39 @@ fn only_names_below(dir: &Path, p: &Path) -> bool {
     })
 }
 
-/// Renames planned in the sessions directory (source, destination), and the order to
-/// make them in: the order of the listing the plan was made on, a hash order, so that
-/// neighbours share the directory's blocks.
+/// A list of planned renames in the sessions directory, as a [`RenameBatch`] reads it:
+/// the plan itself, shared with the thread that makes them (not copied).
+pub trait RenamePairs: Send + Sync + std::fmt::Debug {
+    /// How many renames.
+    fn len(&self) -> usize;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The source and destination of rename `i`.
+    fn pair(&self, i: usize) -> (&Path, &Path);
+    /// Where the planner's listing found the source of rename `i`, if it noted it (the
+    /// batch checks the name there before it trusts it).
+    fn listed(&self, _i: usize) -> Option<usize> {
+        None
+    }
+}
+
+impl RenamePairs for Vec<(PathBuf, PathBuf)> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+    fn pair(&self, i: usize) -> (&Path, &Path) {
+        (&self[i].0, &self[i].1)
+    }
+}
+
+/// Renames planned in the sessions directory, and the order to make them in: the order
+/// of the listing the plan was made on, a hash order, so that neighbours share the
+/// directory's blocks.
 #[derive(Debug, Clone)]
 pub struct RenameBatch {
-    pairs: Arc<[(PathBuf, PathBuf)]>,
+    pairs: Arc<dyn RenamePairs>,
     order: Arc<[usize]>,
     /// The listing, and where it found each source (in `order`; `usize::MAX`: not found).
     listed: Option<(Arc<DirSnapshot>, Arc<[usize]>)>,
@@ -958,24 +986,30 @@ pub struct RenameBatch {
 
 impl RenameBatch {
     /// The renames `pairs`, ordered by where `listing` found each source (sources it did
-    /// not find last, in plan order). The listing fetches each source's size and mtime
-    /// just before it is renamed, if it has not yet: planning goes on meanwhile, and
-    /// asks for them by the name listed.
-    pub fn new(pairs: Vec<(PathBuf, PathBuf)>, listing: Option<&Arc<DirSnapshot>>) -> Self {
-        let mut at: Vec<(usize, usize)> = pairs
-            .iter()
-            .enumerate()
-            .map(|(i, (from, _))| {
+    /// not find last, in plan order). Where the plan noted a source's place in that
+    /// listing and the name there is the source's, that place is taken without a
+    /// lookup. The listing fetches each source's size and mtime just before it is
+    /// renamed, if it has not yet: planning goes on meanwhile, and asks for them by the
+    /// name listed.
+    pub fn new(pairs: Arc<dyn RenamePairs>, listing: Option<&Arc<DirSnapshot>>) -> Self {
+        let mut at: Vec<(usize, usize)> = (0..pairs.len())
+            .map(|i| {
                 let at = listing
-                    .zip(from.file_name())
-                    .and_then(|(snap, n)| snap.lookup(n.as_encoded_bytes()))
+                    .zip(pairs.pair(i).0.file_name())
+                    .and_then(|(snap, n)| {
+                        let n = n.as_encoded_bytes();
+                        pairs
+                            .listed(i)
+                            .filter(|&at| at < snap.len() && snap.name(at).as_bytes() == n)
+                            .or_else(|| snap.lookup(n))
+                    })
                     .unwrap_or(usize::MAX);
                 (at, i)
             })
             .collect();
         at.sort_unstable();
         RenameBatch {
-            pairs: pairs.into(),
+            pairs,
             order: at.iter().map(|&(_, i)| i).collect(),
             listed: listing.map(|snap| (Arc::clone(snap), at.iter().map(|&(a, _)| a).collect())),
         }
@@ -989,7 +1023,7 @@ impl RenameBatch {
             let (pairs, order) = (Arc::clone(&self.pairs), Arc::clone(&self.order));
             LookAhead::start(
                 dir,
-                (0..order.len()).map(move |k| pairs[order[k]].1.clone()),
+                (0..order.len()).map(move |k| pairs.pair(order[k]).1.to_path_buf()),
             )
         })
     }
@@ -1310,6 +1344,58 @@ mod tests {
         assert_eq!(left.len(), 1);
     }
 
+    /// A batch takes the places its plan noted in the listing only where the name there
+    /// is the source's: a wrong, stale or missing place gives the order of the lookups.
+    #[test]
+    fn a_batch_checks_the_places_its_plan_noted() {
+        #[derive(Debug)]
+        struct Noted(Vec<(PathBuf, PathBuf, Option<usize>)>);
+        impl RenamePairs for Noted {
+            fn len(&self) -> usize {
+                self.0.len()
+            }
+            fn pair(&self, i: usize) -> (&Path, &Path) {
+                (&self.0[i].0, &self.0[i].1)
+            }
+            fn listed(&self, i: usize) -> Option<usize> {
+                self.0[i].2
+            }
+        }
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let names = ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl"];
+        for n in names {
+            std::fs::write(root.join(n), n).unwrap();
+        }
+        let snap = Arc::new(DirSnapshot::read(&root));
+        let at = |n: &str| snap.lookup(n.as_bytes()).unwrap();
+        let pair = |n: &str| (root.join(n), root.join(format!("{n}.deleted.x")));
+        let plain: Vec<(PathBuf, PathBuf)> = names.iter().rev().map(|n| pair(n)).collect();
+        let hints = [
+            Some(at("e.jsonl")),
+            Some(at("a.jsonl")),
+            Some(usize::MAX - 1),
+            None,
+            Some(at("a.jsonl")),
+        ];
+        let noted = Noted(
+            plain
+                .iter()
+                .zip(hints)
+                .map(|((from, to), h)| (from.clone(), to.clone(), h))
+                .collect(),
+        );
+        let looked_up = RenameBatch::new(Arc::new(plain), Some(&snap));
+        let hinted = RenameBatch::new(Arc::new(noted), Some(&snap));
+        assert_eq!(hinted.order, looked_up.order);
+        let places = |b: &RenameBatch| b.listed.as_ref().map(|(_, at)| at.to_vec());
+        assert_eq!(places(&hinted), places(&looked_up));
+        let by_listing: Vec<usize> = names.iter().map(|n| at(n)).collect();
+        let mut sorted = by_listing.clone();
+        sorted.sort_unstable();
+        assert_eq!(places(&hinted), Some(sorted), "in the listing's order");
+    }
+
     /// The view of a plan drops a file renamed and then removed under its new name, and
     /// keeps the sizes of the listing once the files change (renames started early).
     #[test]
@@ -1335,7 +1421,7 @@ mod tests {
         view.rename(&b, &b2);
         view.remove(&b2);
         view.remove(&c);
-        let batch = RenameBatch::new(vec![(a.clone(), a2.clone())], Some(&snap));
+        let batch = RenameBatch::new(Arc::new(vec![(a.clone(), a2.clone())]), Some(&snap));
         let mut g = DirGuard::new(&root);
         let underway = g.start_renames(batch);
         let (archived, _) = g.finish_batch(underway, &[], Some(&snap));

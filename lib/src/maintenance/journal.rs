@@ -80,6 +80,63 @@ fn suffix_rename_by_components(a: &PlannedArchive) -> Option<(&str, &str, &str)>
     (a.to.parent()? == a.from.parent()?).then_some((dir, name, suffix))
 }
 
+impl SuffixJournal<'_> {
+    /// Its JSON text, as `serde_json` writes it (the reader's parser), written directly:
+    /// 48k file names, each a JSON string, in one buffer sized up front.
+    fn to_json(&self) -> Vec<u8> {
+        let files: usize = self.archives.iter().map(|g| g.files.len()).sum();
+        let name_bytes: usize = self
+            .archives
+            .iter()
+            .flat_map(|g| &g.files)
+            .map(|(n, id)| n.len() + id.map_or(4, str::len))
+            .sum();
+        let mut out = Vec::with_capacity(64 + self.dir.len() + name_bytes + 8 * files);
+        out.extend_from_slice(b"{\"version\":");
+        out.extend_from_slice(self.version.to_string().as_bytes());
+        out.extend_from_slice(b",\"dir\":");
+        push_json_string(&mut out, self.dir);
+        out.extend_from_slice(b",\"archives\":[");
+        for (g, group) in self.archives.iter().enumerate() {
+            if g > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"suffix\":");
+            push_json_string(&mut out, group.suffix);
+            out.extend_from_slice(b",\"files\":[");
+            for (f, (name, id)) in group.files.iter().enumerate() {
+                if f > 0 {
+                    out.push(b',');
+                }
+                out.push(b'[');
+                push_json_string(&mut out, name);
+                out.push(b',');
+                match id {
+                    Some(id) => push_json_string(&mut out, id),
+                    None => out.extend_from_slice(b"null"),
+                }
+                out.push(b']');
+            }
+            out.extend_from_slice(b"]}");
+        }
+        out.extend_from_slice(b"]}");
+        out
+    }
+}
+
+/// Appends `s` as a JSON string, escaped as `serde_json` escapes it; the usual name,
+/// with nothing to escape, as it is.
+fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing a string to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+    }
+}
+
 /// The second form of `plan`, when every rename fits it.
 fn suffix_journal<'a>(plan: &[&'a PlannedArchive]) -> Option<SuffixJournal<'a>> {
     let mut journal = SuffixJournal {
@@ -111,7 +168,7 @@ pub fn write_journal<'a>(
 ) -> Result<(), AtomicWriteError> {
     let plan: Vec<&PlannedArchive> = plan.into_iter().collect();
     let text = match suffix_journal(&plan) {
-        Some(journal) => serde_json::to_vec(&journal),
+        Some(journal) => Ok(journal.to_json()),
         None => serde_json::to_vec(&Journal {
             version: 1,
             archives: plan
@@ -166,6 +223,7 @@ pub fn read_journal(path: &Path) -> Option<Vec<PlannedArchive>> {
                     session_id: f.get(1).and_then(Value::as_str).map(str::to_string),
                     from: dir.join(name),
                     to: dir.join(format!("{name}{suffix}")),
+                    listed: None,
                 });
             }
         }
@@ -181,6 +239,7 @@ pub fn read_journal(path: &Path) -> Option<Vec<PlannedArchive>> {
                         .map(str::to_string),
                     from: PathBuf::from(a.get("from")?.as_str()?),
                     to: PathBuf::from(a.get("to")?.as_str()?),
+                    listed: None,
                 })
             })
             .collect(),
@@ -232,6 +291,44 @@ mod tests {
     use super::*;
     use crate::fx_hash::FxHashSet;
 
+    /// The journal's text, written directly, is the text `serde_json` writes for it, for
+    /// names and ids that need escaping or not, absent ids, and several groups.
+    #[test]
+    fn suffix_journal_text_is_what_serde_writes() {
+        let odd = [
+            "plain.jsonl",
+            "q\"uote",
+            "back\\slash",
+            "tab\tand\u{1}",
+            "é\u{7f}✓",
+            "",
+        ];
+        for (dir, groups) in [("/srv/s", 0), ("/srv/s", 1), ("/srv/\"odd\\dir\n", 3)] {
+            let archives: Vec<SuffixGroup<'_>> = (0..groups)
+                .map(|g| SuffixGroup {
+                    suffix: [".deleted.2026-01-01T00-00-00.000Z", ".x\"y"][g % 2],
+                    files: odd
+                        .iter()
+                        .enumerate()
+                        .map(|(k, n)| (*n, (k % 3 != 0).then_some(odd[(k + g) % odd.len()])))
+                        .collect(),
+                })
+                .collect();
+            let journal = SuffixJournal {
+                version: 2,
+                dir,
+                archives,
+            };
+            let text = journal.to_json();
+            assert_eq!(
+                String::from_utf8(text.clone()).unwrap(),
+                serde_json::to_string(&journal).unwrap(),
+                "{dir} {groups}"
+            );
+            serde_json::from_slice::<Value>(&text).unwrap();
+        }
+    }
+
     /// The bytes road of clean absolute paths answers as the component road does.
     #[test]
     fn suffix_renames_alike_on_both_roads() {
@@ -239,6 +336,7 @@ mod tests {
             session_id: None,
             from: PathBuf::from(from),
             to: PathBuf::from(to),
+            listed: None,
         };
         let cases = [
             plan("/s/a.jsonl", "/s/a.jsonl.deleted.t"),
@@ -270,6 +368,7 @@ mod tests {
                 session_id: Some(id.to_string()),
                 from: root.join(format!("{id}.jsonl")),
                 to: root.join(format!("{id}.jsonl.deleted.2026-01-01T00-00-00.000Z")),
+                listed: None,
             })
             .collect();
         for id in ["a", "b", "c"] {
@@ -310,11 +409,13 @@ mod tests {
                 session_id: Some("a".into()),
                 from: root.join("a.jsonl"),
                 to: root.join("a.jsonl.deleted.1"),
+                listed: None,
             },
             PlannedArchive {
                 session_id: None,
                 from: root.join("b.jsonl"),
                 to: root.join("renamed.jsonl"),
+                listed: None,
             },
         ];
         write_journal(&j, &plan).unwrap();
@@ -327,16 +428,19 @@ mod tests {
                 session_id: None,
                 from: root.join("x.jsonl"),
                 to: root.join("x.jsonl.deleted.1"),
+                listed: None,
             },
             PlannedArchive {
                 session_id: Some("y".into()),
                 from: root.join("y.jsonl"),
                 to: root.join("y.jsonl.deleted.2"),
+                listed: None,
             },
             PlannedArchive {
                 session_id: Some("z".into()),
                 from: root.join("z.jsonl"),
                 to: root.join("z.jsonl.deleted.1"),
+                listed: None,
             },
         ];
         write_journal(&j, &grouped).unwrap();
@@ -367,6 +471,7 @@ mod tests {
             session_id: Some("x".into()),
             from: sneaky.clone(),
             to: root.join("sub/../../victim.deleted"),
+            listed: None,
         }];
         write_journal(&j, &plan).unwrap();
         let mut g = DirGuard::new(&root);

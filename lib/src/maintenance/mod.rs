@@ -598,7 +598,7 @@ pub fn apply_store(
         MaintenanceMode::Enforce => BudgetMode::Plan,
     };
     let mut overlay = DirOverlay::default();
-    let mut archives: Vec<PlannedArchive> = Vec::new();
+    let mut archives: Arc<Vec<PlannedArchive>> = Arc::default();
     let mut trajectories: Vec<PathBuf> = Vec::new();
     let mut expired: Vec<PathBuf> = Vec::new();
     if mode == MaintenanceMode::Enforce {
@@ -627,7 +627,13 @@ pub fn apply_store(
                 removed.remember(ws.entry(i));
             }
             let referenced = live_session_ids(&ws);
-            archives = plan_archives(&removed, &referenced, &paths, &mut overlay, &clock);
+            archives = Arc::new(plan_archives(
+                &removed,
+                &referenced,
+                &paths,
+                &mut overlay,
+                &clock,
+            ));
             if !archives.is_empty() && dm_removed.is_empty() {
                 let prepared = match early_save.take() {
                     Some(h) => join(h),

@@ -306,10 +306,11 @@ impl SessionPaths {
     }
 
     /// For a clean absolute path directly in the real directory that was not a symlink
-    /// when listed, whether it is a regular file inside the directory: what `canonical`
-    /// (the path itself), `is_inside` and `is_regular_file` say of it, with one lookup.
-    /// `None` for any other path (ask them).
-    pub fn regular_file_in_dir(&self, p: &Path) -> Option<bool> {
+    /// when listed, whether it is a regular file inside the directory, and where the
+    /// listing found it: what `canonical` (the path itself), `is_inside` and
+    /// `is_regular_file` say of it, with one lookup. `Some(None)`: not one; `None` for any
+    /// other path (ask them).
+    pub fn listed_regular_file(&self, p: &Path) -> Option<Option<usize>> {
         if !is_clean_absolute(p) {
             return None;
         }
@@ -319,12 +320,14 @@ impl SessionPaths {
         }
         let snap = self.dir_entries()?;
         let Some(i) = snap.lookup(name) else {
-            return Some(false);
+            return Some(None);
         };
         match snap.kind(i) {
             super::dir_snapshot::EntryKind::Symlink => None,
-            super::dir_snapshot::EntryKind::File => Some(relative_inside(&self.real_dir, p)),
-            _ => Some(false),
+            super::dir_snapshot::EntryKind::File => {
+                Some(relative_inside(&self.real_dir, p).then_some(i))
+            }
+            _ => Some(None),
         }
     }
 
@@ -663,7 +666,7 @@ mod tests {
     }
 
     /// Where the one-lookup answer is given, it is what `canonical`, `is_inside` and
-    /// `is_regular_file` say; symlinks and paths not directly in the directory are left
+    /// `is_regular_file` say, with the position of the file listed; symlinks and paths not directly in the directory are left
     /// to them.
     #[test]
     fn regular_files_in_dir_by_one_lookup() {
@@ -682,8 +685,11 @@ mod tests {
             let path = root.join(name);
             let c = p.canonical(&path);
             let slow = p.is_inside(&c) && p.is_regular_file(&c);
-            if let Some(fast) = p.regular_file_in_dir(&path) {
-                assert_eq!(fast, slow, "{name}");
+            if let Some(fast) = p.listed_regular_file(&path) {
+                assert_eq!(fast.is_some(), slow, "{name}");
+                if let Some(at) = fast {
+                    assert_eq!(p.snapshot().name(at), name, "where {name} was listed");
+                }
                 answered += 1;
             }
         }
@@ -691,7 +697,7 @@ mod tests {
             answered, 3,
             "a.jsonl, sub and missing.jsonl are answered by the lookup"
         );
-        assert_eq!(p.regular_file_in_dir(&root.join("l.jsonl")), None);
+        assert_eq!(p.listed_regular_file(&root.join("l.jsonl")), None);
     }
 
     #[test]
