@@ -967,6 +967,14 @@ impl StoreFacts {
             }
         }
         let pending = PendingReplace::prepare_pieces(&self.path, len, pieces(), 0o600)?;
+        // The pieces were copied from the store's text, which maps the file when it is
+        // large: a write in place meanwhile would have mixed two texts (the temp file
+        // goes with `pending`).
+        if !self.scan.text_unchanged() {
+            return Err(StoreError::ChangedWhileRead {
+                path: self.path.clone(),
+            });
+        }
         Ok(PreparedSave {
             facts: self,
             write: Some((pending, blobs)),
@@ -1068,6 +1076,55 @@ mod tests {
             let theirs = store.save().unwrap();
             assert_eq!(ours, theirs, "{text}");
             assert_eq!(ours_text, std::fs::read_to_string(&p).unwrap(), "{text}");
+        }
+    }
+
+    /// A large store is mapped, not copied: written in place by another program before
+    /// its pieces are copied out, it is not replaced (exit 75) and no temp file stays;
+    /// replaced by a rename meanwhile (what the gateway does), it is saved from the text
+    /// read.
+    #[test]
+    fn a_mapped_store_written_in_place_is_not_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sessions.json");
+        let entry = |k: usize| {
+            format!("  \"agent:main:k{k}\": {{\n    \"sessionId\": \"s{k}\",\n    \"updatedAt\": {k}\n  }}")
+        };
+        let n = (crate::store::file_text::MAP_MIN as usize) / entry(0).len() + 1;
+        let text = format!(
+            "{{\n{}\n}}",
+            (0..n).map(entry).collect::<Vec<_>>().join(",\n")
+        );
+        let files = || std::fs::read_dir(d.path()).unwrap().count();
+        for in_place in [true, false] {
+            std::fs::write(&p, &text).unwrap();
+            let facts = StoreFacts::read(&p, d.path(), PassMode::Apply).unwrap();
+            assert!(facts.scan.text().len() as u64 >= crate::store::file_text::MAP_MIN);
+            let mut alive = vec![true; facts.len()];
+            alive[1] = false;
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if in_place {
+                // The same length, other bytes: `s0` becomes `t0`.
+                let at = text.find("\"s0\"").unwrap() + 1;
+                let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+                std::os::unix::fs::FileExt::write_all_at(&f, b"t", at as u64).unwrap();
+            } else {
+                let other = d.path().join("other");
+                std::fs::write(&other, "{}").unwrap();
+                std::fs::rename(&other, &p).unwrap();
+            }
+            match facts.save(&alive) {
+                Err(e @ StoreError::ChangedWhileRead { .. }) if in_place => {
+                    assert_eq!(crate::exit::ExitCode::exit_code(&e), crate::exit::TEMP_FAIL);
+                    assert_eq!(files(), 1, "no temp file stays");
+                    assert!(std::fs::read_to_string(&p).unwrap().contains("\"t0\""));
+                }
+                Ok(SaveOutcome::Written) if !in_place => {
+                    let saved = std::fs::read_to_string(&p).unwrap();
+                    assert!(saved.contains("\"s0\"") && !saved.contains("\"s1\""));
+                }
+                other => panic!("in place: {in_place}: {other:?}"),
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 
 pub mod canonical;
 pub mod entry_fields;
+pub mod file_text;
 pub mod normalize;
 pub mod prompt_blobs;
 pub mod scan;
@@ -20,6 +21,7 @@ use thiserror::Error;
 use crate::atomic_file::{replace_file, AtomicWriteError};
 use crate::exit::{self, ExitCode};
 use crate::jsjson;
+use file_text::{FileText, FileTextError};
 use normalize::{
     normalize_entry_fields_with_holes, normalize_entry_with_holes, EntryVerdict, Holes,
 };
@@ -68,6 +70,13 @@ pub enum StoreError {
     /// The store could not be replaced.
     #[error(transparent)]
     Write(#[from] AtomicWriteError),
+    /// Another program wrote the store in place while it was being read (the gateway
+    /// never does: it renames a new file over it); nothing was replaced.
+    #[error("{path}: changed by another program while being read; not replaced, run again")]
+    ChangedWhileRead {
+        /// The store.
+        path: PathBuf,
+    },
 }
 
 impl ExitCode for StoreError {
@@ -76,6 +85,7 @@ impl ExitCode for StoreError {
             StoreError::Read { .. } => exit::FAILURE,
             StoreError::Malformed { .. } | StoreError::NotObject { .. } => exit::DATA_ERR,
             StoreError::Blob { .. } | StoreError::Write(_) => exit::CANT_CREATE,
+            StoreError::ChangedWhileRead { .. } => exit::TEMP_FAIL,
         }
     }
 }
@@ -100,7 +110,7 @@ impl Default for LoadOptions {
 pub struct SessionStore {
     path: PathBuf,
     entries: Map<String, Value>,
-    disk_text: Option<String>,
+    disk_text: Option<std::sync::Arc<FileText>>,
     changed_on_load: bool,
     warnings: Vec<String>,
     /// Keys the gateway's load left `undefined` inside an entry (they keep their slot for
@@ -165,76 +175,34 @@ pub fn parse_store_text(path: &Path, text: &str) -> Result<Map<String, Value>, S
 /// The text of a store file, read and checked (UTF-8, byte-order mark skipped).
 #[derive(Debug)]
 pub struct StoreText {
-    /// The whole file.
-    pub text: String,
+    /// The whole file (mapped, when large: [`FileText`]).
+    pub text: FileText,
     /// Where the JSON starts (3 when a byte-order mark was skipped).
     pub body_start: usize,
     /// Warnings (a skipped byte-order mark).
     pub warnings: Vec<String>,
 }
 
-/// Files at least this large are read in two halves on two threads.
-const SPLIT_READ_MIN: u64 = 8 << 20;
-
-/// Reads a whole file. A large one is read in two halves on two threads: the copy out of
-/// the page cache, and the first touch of each page of the new buffer, are shared. A
-/// file that changes size meanwhile is read again in one piece.
-fn read_whole_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    if len < SPLIT_READ_MIN || usize::try_from(len).is_err() {
-        drop(file);
-        return std::fs::read(path);
-    }
-    let len = len as usize;
-    let half = len / 2;
-    let mut buf = vec![0u8; len];
-    let (head, tail) = buf.split_at_mut(half);
-    let (read_head, read_tail) = std::thread::scope(|s| {
-        let second =
-            std::thread::Builder::new().spawn_scoped(s, || file.read_exact_at(tail, half as u64));
-        let read_head = file.read_exact_at(head, 0);
-        let read_tail = match second {
-            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            Err(_) => Err(std::io::Error::other("no second thread")),
-        };
-        (read_head, read_tail)
-    });
-    let mut probe = [0u8; 1];
-    let whole =
-        read_head.is_ok() && read_tail.is_ok() && file.read_at(&mut probe, len as u64)? == 0;
-    if whole {
-        Ok(buf)
-    } else {
-        drop(buf);
-        std::fs::read(path)
-    }
-}
-
 /// Reads a store file; `None` when it does not exist.
 pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
-    let bytes = match read_whole_file(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
+    let text = match FileText::read(path) {
+        Ok(t) => t,
+        Err(FileTextError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(FileTextError::Io(source)) => {
             return Err(StoreError::Read {
                 path: path.to_path_buf(),
                 source,
             })
         }
-    };
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
-        StoreError::Malformed {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: "invalid UTF-8".into(),
+        Err(FileTextError::NotUtf8 { line, column }) => {
+            return Err(StoreError::Malformed {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: "invalid UTF-8".into(),
+            })
         }
-    })?;
+    };
     let mut warnings = Vec::new();
     let body_start = if text.starts_with('\u{feff}') {
         warnings.push(format!(
@@ -308,7 +276,7 @@ impl SessionStore {
                 }
             }
         }
-        store.disk_text = Some(text);
+        store.disk_text = Some(std::sync::Arc::new(text));
         Ok(store)
     }
 
@@ -413,7 +381,7 @@ impl SessionStore {
             _ => false,
         });
         let (text, blobs) = self.serialize();
-        if !self.changed_on_load && self.disk_text.as_deref() == Some(text.as_str()) {
+        if !self.changed_on_load && self.disk_text.as_deref().map(FileText::as_str) == Some(text.as_str()) {
             return Ok(SaveOutcome::Unchanged);
         }
         for blob in &blobs {
@@ -423,7 +391,7 @@ impl SessionStore {
             })?;
         }
         replace_file(&self.path, text.as_bytes(), 0o600)?;
-        self.disk_text = Some(text);
+        self.disk_text = Some(std::sync::Arc::new(FileText::from(text)));
         self.changed_on_load = false;
         Ok(SaveOutcome::Written)
     }
@@ -433,19 +401,20 @@ impl SessionStore {
 mod tests {
     use super::*;
 
-    /// A store large enough to be read in two halves comes back whole, byte for byte.
+    /// A store large enough to be mapped comes back whole, byte for byte.
     #[test]
     fn a_large_store_is_read_whole() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sessions.json");
         let entry = "  \"agent:main:x\": {\n    \"sessionId\": \"é😀\"\n  }";
-        let n = (SPLIT_READ_MIN as usize) / entry.len() + 2;
+        let n = (file_text::MAP_MIN as usize) / entry.len() + 2;
         let text = format!("{{\n{}\n}}", vec![entry; n].join(",\n"));
-        assert!(text.len() as u64 >= SPLIT_READ_MIN);
+        assert!(text.len() as u64 >= file_text::MAP_MIN);
         std::fs::write(&p, &text).unwrap();
         let st = read_store_text(&p).unwrap().unwrap();
-        assert_eq!(st.text, text);
-        // Invalid UTF-8 in the second half is still reported by line.
+        assert!(st.text.is_mapped());
+        assert_eq!(*st.text, *text);
+        // Invalid UTF-8 near the end is still reported by line.
         let mut bytes = text.into_bytes();
         let at = bytes.len() - 10;
         bytes[at] = 0xff;

@@ -12,6 +12,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::file_text::FileText;
 use super::normalize::{normalize_entry, EntryVerdict};
 use super::{read_store_text, StoreError, StoreText};
 use crate::jsjson::{self, apply_js_key_order, is_array_index};
@@ -21,7 +22,7 @@ use crate::jsjson::{self, apply_js_key_order, is_array_index};
 #[derive(Debug)]
 pub struct StoreScan {
     path: PathBuf,
-    text: String,
+    text: FileText,
     /// The body as [`jsjson::to_serde_text`] maps it, when serde_json could not split the
     /// file as it is (a lone surrogate in a key) or it may hold reserved code points; the
     /// entry ranges then point into this text instead of `text`.
@@ -73,7 +74,7 @@ impl StoreScan {
         let Some(st) = st else {
             return Ok(StoreScan {
                 path: path.to_path_buf(),
-                text: String::new(),
+                text: FileText::default(),
                 mapped: None,
                 entries: Vec::new(),
                 warnings: Vec::new(),
@@ -193,6 +194,12 @@ impl StoreScan {
     /// The whole file as read (a byte-order mark included); empty for a missing store.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Whether the file is still as read ([`FileText::unchanged`]): check before copying
+    /// bytes of [`StoreScan::text`] into another file.
+    pub fn text_unchanged(&self) -> bool {
+        self.text.unchanged()
     }
 
     /// The key of raw entry `i`.
