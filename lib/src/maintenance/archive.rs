@@ -150,10 +150,6 @@ pub fn plan_archives(
     // The name suffix of the last millisecond seen (the clock is read for each archive).
     let mut suffix: Option<(i64, String)> = None;
     for (k, c, listed) in files {
-        // Each once: a file an earlier session archives is gone.
-        if overlay.is_gone(&c) {
-            continue;
-        }
         let ms = clock();
         let suffix = match &mut suffix {
             Some((at, text)) if *at == ms => text,
@@ -164,7 +160,10 @@ pub fn plan_archives(
             }
         };
         let to = archive_path_with(&c, suffix);
-        overlay.rename(&c, &to);
+        // Each once: a file an earlier session archives is gone.
+        if !overlay.rename_unless_gone(&c, &to) {
+            continue;
+        }
         out.push(PlannedArchive {
             session_id: sessions[k].0.map(str::to_string),
             from: c,

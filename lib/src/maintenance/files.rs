@@ -244,6 +244,23 @@ impl DirOverlay {
             .insert(overlay_key(from).into_owned(), to.to_path_buf());
     }
 
+    /// Plans a rename of `from` to `to` unless `from` is gone already (removed or renamed
+    /// away); returns whether it planned it. [`DirOverlay::is_gone`] then
+    /// [`DirOverlay::rename`], hashing the path once.
+    pub fn rename_unless_gone(&mut self, from: &Path, to: &Path) -> bool {
+        let key = overlay_key(from);
+        if self.removed.contains(&*key) {
+            return false;
+        }
+        match self.renamed.entry(key.into_owned()) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(to.to_path_buf());
+                true
+            }
+        }
+    }
+
     /// Makes room for `more` renames.
     pub fn reserve_renames(&mut self, more: usize) {
         self.renamed.reserve(more);
@@ -994,14 +1011,16 @@ impl RenameBatch {
     pub fn new(pairs: Arc<dyn RenamePairs>, listing: Option<&Arc<DirSnapshot>>) -> Self {
         let mut at: Vec<(usize, usize)> = (0..pairs.len())
             .map(|i| {
+                let from = pairs.pair(i).0;
                 let at = listing
-                    .zip(pairs.pair(i).0.file_name())
-                    .and_then(|(snap, n)| {
-                        let n = n.as_encoded_bytes();
+                    .and_then(|snap| {
                         pairs
                             .listed(i)
-                            .filter(|&at| at < snap.len() && snap.name(at).as_bytes() == n)
-                            .or_else(|| snap.lookup(n))
+                            .filter(|&at| at < snap.len() && names(from, snap.name(at)))
+                            .or_else(|| {
+                                from.file_name()
+                                    .and_then(|n| snap.lookup(n.as_encoded_bytes()))
+                            })
                     })
                     .unwrap_or(usize::MAX);
                 (at, i)
@@ -1027,6 +1046,13 @@ impl RenameBatch {
             )
         })
     }
+}
+
+/// Whether `path`'s last component is `name`, by the bytes (a path ending in `/` is not
+/// taken to name anything).
+fn names(path: &Path, name: &str) -> bool {
+    let (path, name) = (path.as_os_str().as_encoded_bytes(), name.as_bytes());
+    path.len() > name.len() && path.ends_with(name) && path[path.len() - name.len() - 1] == b'/'
 }
 
 /// Renames of a batch under way on a thread of their own ([`DirGuard::start_renames`]);
@@ -1394,6 +1420,34 @@ mod tests {
         let mut sorted = by_listing.clone();
         sorted.sort_unstable();
         assert_eq!(places(&hinted), Some(sorted), "in the listing's order");
+    }
+
+    /// A rename is planned once, and not for a file planned removed, as `is_gone` then
+    /// `rename` would have it.
+    #[test]
+    fn a_rename_unless_gone_is_planned_once() {
+        let (a, b, c) = (Path::new("/s/a"), Path::new("/s/b"), Path::new("/s//c"));
+        let mut view = DirOverlay::default();
+        view.remove(Path::new("/s/c"));
+        assert!(view.rename_unless_gone(a, Path::new("/s/a.1")));
+        assert!(view.is_gone(a));
+        assert!(!view.rename_unless_gone(a, Path::new("/s/a.2")));
+        assert!(!view.rename_unless_gone(c, Path::new("/s/c.1")));
+        assert!(!view.is_gone(b) && view.rename_unless_gone(b, Path::new("/s/b.1")));
+        let applied = view.apply(
+            ["/s/a", "/s/b", "/s/c"]
+                .iter()
+                .map(|p| SessionFile {
+                    path: PathBuf::from(p),
+                    canonical: PathBuf::from(p),
+                    name: String::new(),
+                    size: 1,
+                    mtime_ms: 0.0,
+                })
+                .collect(),
+        );
+        let names: Vec<&Path> = applied.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(names, [Path::new("/s/a.1"), Path::new("/s/b.1")]);
     }
 
     /// The view of a plan drops a file renamed and then removed under its new name, and

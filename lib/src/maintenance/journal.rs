@@ -61,13 +61,17 @@ struct SuffixJournal<'a> {
 /// The directory, name and added suffix of a planned rename, when it renames a file to
 /// its own name plus a suffix in the same directory (all as UTF-8).
 fn suffix_rename(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
-    // Clean absolute paths (the usual ones) split at their last `/`, by their bytes.
+    // Clean absolute paths (the usual ones): the destination is the source's bytes and a
+    // suffix without `/`; the source splits at its last `/`.
     if is_clean_absolute(&a.from) && is_clean_absolute(&a.to) {
-        let ((dir, name), (to_dir, to)) = (split_clean(&a.from)?, split_clean(&a.to)?);
+        let (dir, name) = split_clean(&a.from)?;
+        let from = a.from.as_os_str().as_encoded_bytes();
+        let suffix = a.to.as_os_str().as_encoded_bytes().strip_prefix(from)?;
+        if suffix.is_empty() || suffix.contains(&b'/') {
+            return None;
+        }
         let utf8 = std::str::from_utf8;
-        let (dir, name, to) = (utf8(dir).ok()?, utf8(name).ok()?, utf8(to).ok()?);
-        let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;
-        return (dir.as_bytes() == to_dir).then_some((dir, name, suffix));
+        return Some((utf8(dir).ok()?, utf8(name).ok()?, utf8(suffix).ok()?));
     }
     suffix_rename_by_components(a)
 }
@@ -345,6 +349,9 @@ mod tests {
             plan("/s/a.jsonl", "/s/b.jsonl.deleted.t"),
             plan("/a.jsonl", "/a.jsonl.x"),
             plan("/s/sub/é.jsonl", "/s/sub/é.jsonl.deleted.t"),
+            plan("/s/a.jsonl", "/s/a.jsonl/x"),
+            plan("/s/a", "/s/ab"),
+            plan("/s/a", "/sa.x"),
         ];
         for a in &cases {
             assert_eq!(suffix_rename(a), suffix_rename_by_components(a), "{a:?}");

@@ -228,11 +228,12 @@ fn session_paths(ctx: &StateContext, target: &StoreTarget) -> SessionPaths {
 /// listing is then the one `paths` uses. Neither depends on the other, and nothing changes
 /// the directory before the steps that look at it.
 ///
-/// When the disk budget will need every file's size, the files are stat-ed too: by the
-/// listing thread (`stats_later` false), or after the listing, on a thread of the lowest
-/// priority that takes the time the others leave: enforce needs no size before its
-/// renames, each source's stat is fetched before it is renamed (and the store's before
-/// it is replaced), and the budget fetches the rest before any other file changes.
+/// When the disk budget will need every file's size ([`wants_sizes`]), the files are
+/// stat-ed too by the listing thread, unless `stats_later`: enforce then starts them
+/// itself ([`DirSnapshot::stat_files_in_background`]) once its renames are under way,
+/// off the road to them. It needs no size before its renames, each source's stat is
+/// fetched before it is renamed (and the store's before it is replaced), and the budget
+/// fetches those not yet fetched before any other file changes.
 fn read_store_and_dir<T>(
     paths: &mut SessionPaths,
     maintenance: &MaintenanceConfig,
@@ -240,19 +241,22 @@ fn read_store_and_dir<T>(
     read: impl FnOnce() -> T,
 ) -> T {
     let real_dir = paths.real_dir().to_path_buf();
-    let stat_files = maintenance.max_disk_bytes.is_some() && maintenance.high_water_bytes.is_some();
+    let stat_files = wants_sizes(maintenance) && !stats_later;
     let list = move |dir: PathBuf| {
         let snapshot = Arc::new(DirSnapshot::read(&dir));
-        match (stat_files, stats_later) {
-            (true, true) => snapshot.stat_files_in_background(),
-            (true, false) => snapshot.stat_files(),
-            (false, _) => {}
+        if stat_files {
+            snapshot.stat_files();
         }
         snapshot
     };
     let (value, snapshot) = at_once(read, move || list(real_dir));
     paths.set_snapshot(snapshot);
     value
+}
+
+/// Whether the disk budget will need the size of every file in the directory.
+fn wants_sizes(maintenance: &MaintenanceConfig) -> bool {
+    maintenance.max_disk_bytes.is_some() && maintenance.high_water_bytes.is_some()
 }
 
 /// Which rule removed each entry (by position).
@@ -532,6 +536,8 @@ pub fn apply_store(
 ) -> Result<StoreOutcome, CleanupError> {
     let mut paths = session_paths(ctx, target);
     let journal = journal::journal_path(&target.store_path);
+    // Listed with the store read, the directory's sizes are fetched later (stats_later).
+    let listed_ahead = !journal.exists();
     let mut store = if journal.exists() {
         // The journal's renames come first: the directory is listed after them.
         StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?
@@ -541,6 +547,10 @@ pub fn apply_store(
             StoreFacts::read(&target.store_path, &dir, PassMode::Apply)
         })?
     };
+    // Enforce starts them once its renames are under way (below).
+    if listed_ahead && wants_sizes(maintenance) && mode != MaintenanceMode::Enforce {
+        paths.snapshot().stat_files_in_background();
+    }
     let mut guard = DirGuard::new(paths.real_dir());
     let preserve = preserve_set(opts.active_key.iter());
     let active = opts.active_key.as_deref();
@@ -621,12 +631,19 @@ pub fn apply_store(
             h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
         };
         if mode == MaintenanceMode::Enforce {
-            let mut removed =
-                RemovedSessions::with_capacity(r.model_run.len() + r.stale.len() + r.capped.len());
-            for &i in r.model_run.iter().chain(&r.stale).chain(&r.capped) {
-                removed.remember(ws.entry(i));
-            }
-            let referenced = live_session_ids(&ws);
+            // The sessions removed, and those still referenced: one on each thread.
+            let (removed, referenced) = at_once(
+                || {
+                    let removed_by = [&r.model_run, &r.stale, &r.capped];
+                    let n = removed_by.iter().map(|v| v.len()).sum();
+                    let mut removed = RemovedSessions::with_capacity(n);
+                    for &i in removed_by.into_iter().flatten() {
+                        removed.remember(ws.entry(i));
+                    }
+                    removed
+                },
+                || live_session_ids(&ws),
+            );
             archives = Arc::new(plan_archives(
                 &removed,
                 &referenced,
@@ -679,6 +696,9 @@ pub fn apply_store(
                             // up alongside, it would wait for their lock).
                             drop(look_ahead);
                             early = Some((guard.start_renames(batch), outcome, blob_writes));
+                            if listed_ahead && wants_sizes(maintenance) {
+                                paths.snapshot().stat_files_in_background();
+                            }
                             free_in_background(replaced);
                         }
                         Err(e) => {
@@ -687,6 +707,10 @@ pub fn apply_store(
                         }
                     }
                 }
+            }
+            // Without renames started early, the sizes are fetched from here on.
+            if early.is_none() && listed_ahead && wants_sizes(maintenance) {
+                paths.snapshot().stat_files_in_background();
             }
             if !removed.is_empty() {
                 trajectories = plan_trajectories(
