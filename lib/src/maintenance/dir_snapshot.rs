@@ -341,9 +341,11 @@ impl DirSnapshot {
         }
     }
 
-    /// Stats every regular file on a thread of its own, at the lowest priority: it takes
-    /// the time the other threads leave, and whoever needs a stat first fetches it (see
-    /// [`DirSnapshot::stat`]). It stops early once no one else holds the snapshot.
+    /// Stats every regular file on a thread of its own, at the lowest priority (nice 19;
+    /// on two cores it was still seen taking most of one while busier threads shared the
+    /// other, so start it where no critical step runs); whoever needs a stat first
+    /// fetches it (see [`DirSnapshot::stat`]). It stops early once no one else holds the
+    /// snapshot.
     pub fn stat_files_in_background(self: &Arc<Self>) {
         let snap = Arc::clone(self);
         // A failed spawn leaves every stat to be fetched when asked for.

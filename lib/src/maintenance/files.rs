@@ -694,13 +694,20 @@ impl DirGuard {
 
     /// Records a rename's outcome; returns whether the file was renamed.
     fn record_rename(&mut self, from: &Path, to: &Path, o: RenameOutcome) -> bool {
+        self.record_rename_as(from, o, || archived_event(from, to))
+    }
+
+    /// [`DirGuard::record_rename`], with the event of a rename made given by `archived`.
+    fn record_rename_as(
+        &mut self,
+        from: &Path,
+        o: RenameOutcome,
+        archived: impl FnOnce() -> FileEvent,
+    ) -> bool {
         match o {
             RenameOutcome::Done => {
                 self.mark_dir(from);
-                self.events.push(FileEvent::Archived {
-                    from: from.to_path_buf(),
-                    to: to.to_path_buf(),
-                });
+                self.events.push(archived());
                 true
             }
             RenameOutcome::Skipped(why) => {
@@ -866,15 +873,27 @@ impl DirGuard {
             }
         };
         let this = &*self;
-        let (mut renames, mut done) =
-            this.removing(removals, &which, parallel, ready, || underway.wait());
+        let ((mut renames, mut events), mut done) =
+            this.removing(removals, &which, parallel, ready, || {
+                // While the renames run, the events they record are made ready (as if
+                // each were made), by a thread that would only wait.
+                let events: Vec<Option<FileEvent>> = (0..pairs.len())
+                    .map(|i| {
+                        let (from, to) = pairs.pair(i);
+                        Some(archived_event(from, to))
+                    })
+                    .collect();
+                (underway.wait(), events)
+            });
         // Every rename and every removal was made once: back to plan order to record.
         renames.sort_unstable_by_key(|&(i, _)| i);
         done.sort_unstable_by_key(|&(i, _)| i);
+        self.events.reserve(renames.len() + done.len());
         let mut archived = 0;
         for (i, o) in renames {
             let (from, to) = pairs.pair(i);
-            archived += usize::from(self.record_rename(from, to, o));
+            let event = || events[i].take().unwrap_or_else(|| archived_event(from, to));
+            archived += usize::from(self.record_rename_as(from, o, event));
         }
         let bytes = done
             .into_iter()
@@ -1045,6 +1064,14 @@ impl RenameBatch {
                 (0..order.len()).map(move |k| pairs.pair(order[k]).1.to_path_buf()),
             )
         })
+    }
+}
+
+/// The event of `from` renamed to `to`.
+fn archived_event(from: &Path, to: &Path) -> FileEvent {
+    FileEvent::Archived {
+        from: from.to_path_buf(),
+        to: to.to_path_buf(),
     }
 }
 

@@ -536,8 +536,9 @@ pub fn apply_store(
 ) -> Result<StoreOutcome, CleanupError> {
     let mut paths = session_paths(ctx, target);
     let journal = journal::journal_path(&target.store_path);
-    // Listed with the store read, the directory's sizes are fetched later (stats_later).
-    let listed_ahead = !journal.exists();
+    // Listed with the store read (without a journal to finish first), the directory's
+    // sizes are left for later (`stats_later`), when the budget needs them.
+    let sizes_later = !journal.exists() && wants_sizes(maintenance);
     let mut store = if journal.exists() {
         // The journal's renames come first: the directory is listed after them.
         StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?
@@ -547,8 +548,8 @@ pub fn apply_store(
             StoreFacts::read(&target.store_path, &dir, PassMode::Apply)
         })?
     };
-    // Enforce starts them once its renames are under way (below).
-    if listed_ahead && wants_sizes(maintenance) && mode != MaintenanceMode::Enforce {
+    // Enforce fetches them once its renames are under way (below).
+    if sizes_later && mode != MaintenanceMode::Enforce {
         paths.snapshot().stat_files_in_background();
     }
     let mut guard = DirGuard::new(paths.real_dir());
@@ -696,7 +697,7 @@ pub fn apply_store(
                             // up alongside, it would wait for their lock).
                             drop(look_ahead);
                             early = Some((guard.start_renames(batch), outcome, blob_writes));
-                            if listed_ahead && wants_sizes(maintenance) {
+                            if sizes_later {
                                 paths.snapshot().stat_files_in_background();
                             }
                             free_in_background(replaced);
@@ -709,7 +710,7 @@ pub fn apply_store(
                 }
             }
             // Without renames started early, the sizes are fetched from here on.
-            if early.is_none() && listed_ahead && wants_sizes(maintenance) {
+            if early.is_none() && sizes_later {
                 paths.snapshot().stat_files_in_background();
             }
             if !removed.is_empty() {

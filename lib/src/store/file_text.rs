@@ -5,10 +5,12 @@
 //! holds; reading it costs 23,000 fresh pages and a copy of every byte. A mapping shows
 //! the file as it is on disk, so it is only as steady as the file: the gateway replaces
 //! its store by renaming a new file over it (the mapped file is left as it was), and
-//! writes none in place. [`FileText::unchanged`] tells whether the mapped file was
-//! written since it was mapped, for a caller about to copy bytes of it elsewhere. A file
-//! truncated under a mapping raises `SIGBUS` on the next read past its new end, as for
-//! any program that maps files.
+//! writes none in place. A program that broke that rule while the text is in use would
+//! change it under its reader: the bytes were checked as UTF-8 once, when mapped, so
+//! such a write could make the text other than checked, and a truncation raises `SIGBUS`
+//! on the next read past the new end, as for any program that maps files.
+//! [`FileText::unchanged`] tells whether the mapped file was written since it was
+//! mapped, for a caller about to put bytes of it in another file.
 
 use std::fs::File;
 use std::ops::Deref;
@@ -127,7 +129,7 @@ impl Mapping {
 impl FileText {
     /// Reads `path` whole, mapping it when it is large; checks that it is UTF-8.
     pub fn read(path: &Path) -> Result<FileText, FileTextError> {
-        let file = File::open(path)?;
+        let mut file = File::open(path)?;
         let seen = Seen::of(&file)?;
         let len = u64::try_from(seen.size).unwrap_or(0);
         if len >= MAP_MIN {
@@ -135,17 +137,21 @@ impl FileText {
                 .ok()
                 .and_then(|len| Mapping::of(file, len, seen))
             {
-                check_utf8(map.bytes())?;
-                // The size may have changed between the `fstat` and the mapping.
+                // Not shrunk between the `fstat` and the mapping (its pages are read next).
                 if Seen::of(&map.file)? == seen {
+                    check_utf8(map.bytes())?;
                     return Ok(FileText {
                         data: Data::Mapped(map),
                     });
                 }
             }
+            // Not mapped as it was: read it as it is now.
+            file = File::open(path)?;
         }
-        let text = String::from_utf8(std::fs::read(path)?)
-            .map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))?;
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        std::io::Read::read_to_end(&mut file, &mut bytes)?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))?;
         Ok(FileText::from(text))
     }
 
@@ -153,8 +159,8 @@ impl FileText {
     pub fn as_str(&self) -> &str {
         match &self.data {
             Data::Read(s) => s,
-            // SAFETY: checked as UTF-8 when mapped, and `unchanged` says whether the
-            // file was written since.
+            // SAFETY: checked as UTF-8 when mapped; it stays so unless another program
+            // writes the file in place (see the module's doc, and `unchanged`).
             Data::Mapped(m) => unsafe { std::str::from_utf8_unchecked(m.bytes()) },
         }
     }
@@ -219,12 +225,6 @@ impl std::fmt::Debug for FileText {
             .field("len", &self.len())
             .field("mapped", &self.is_mapped())
             .finish()
-    }
-}
-
-impl PartialEq<str> for FileText {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
     }
 }
 
