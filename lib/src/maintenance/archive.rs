@@ -147,7 +147,7 @@ pub fn plan_archives(
     };
     let mut out: Vec<PlannedArchive> = Vec::with_capacity(files.len());
     overlay.reserve_renames(files.len());
-    // The name suffix of the last millisecond seen (the clock is read for each archive).
+    // The name suffix of the last millisecond seen (the clock is read for each candidate).
     let mut suffix: Option<(i64, String)> = None;
     for (k, c, listed) in files {
         let ms = clock();
