@@ -53,7 +53,7 @@ struct Mapping {
     ptr: *const u8,
     len: usize,
     file: File,
-    /// The file's size and times when mapped.
+    /// The file's size and modification time when mapped.
     seen: Seen,
 }
 
@@ -76,21 +76,17 @@ impl Drop for Mapping {
 /// which also moves when the file is unlinked: renamed over, which leaves it as it was).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Seen {
-    size: i64,
+    size: u64,
     mtime: (i64, i64),
 }
 
 impl Seen {
     fn of(file: &File) -> std::io::Result<Seen> {
-        // SAFETY: a zeroed `stat` is a valid out-parameter for `fstat`.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid open descriptor and a valid pointer.
-        if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata()?;
         Ok(Seen {
-            size: st.st_size,
-            mtime: (st.st_mtime, st.st_mtime_nsec),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
         })
     }
 }
@@ -131,7 +127,7 @@ impl FileText {
     pub fn read(path: &Path) -> Result<FileText, FileTextError> {
         let mut file = File::open(path)?;
         let seen = Seen::of(&file)?;
-        let len = u64::try_from(seen.size).unwrap_or(0);
+        let len = seen.size;
         if len >= MAP_MIN {
             if let Some(map) = usize::try_from(len)
                 .ok()
@@ -150,8 +146,7 @@ impl FileText {
         }
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         std::io::Read::read_to_end(&mut file, &mut bytes)?;
-        let text =
-            String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))?;
+        let text = String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))?;
         Ok(FileText::from(text))
     }
 
