@@ -177,13 +177,8 @@ fn write_pieces<'p>(
         return out.flush();
     }
     let mut direct = DirectWrites::start(file);
-    // One aligned chunk inside a vector a page longer.
     let mut storage = vec![0u8; DIRECT_CHUNK + DIRECT_ALIGN];
-    let start = storage
-        .as_ptr()
-        .align_offset(DIRECT_ALIGN)
-        .min(DIRECT_ALIGN);
-    let buf = &mut storage[start..start + DIRECT_CHUNK];
+    let buf = page_aligned(&mut storage, DIRECT_CHUNK);
     let mut filled = 0;
     for mut piece in pieces {
         while !piece.is_empty() {
@@ -198,6 +193,16 @@ fn write_pieces<'p>(
         }
     }
     direct.write(&buf[..filled])
+}
+
+/// The first `len` bytes of `storage` that start on a page boundary (`storage` holds at
+/// least `len` + [`DIRECT_ALIGN`] bytes).
+fn page_aligned(storage: &mut [u8], len: usize) -> &mut [u8] {
+    let start = storage
+        .as_ptr()
+        .align_offset(DIRECT_ALIGN)
+        .min(DIRECT_ALIGN);
+    &mut storage[start..start + len]
 }
 
 /// Direct (`O_DIRECT`) writes of whole pages to a file, falling back to the usual writes
@@ -389,8 +394,7 @@ mod tests {
         let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
         let mut direct = DirectWrites::start(&f);
         let mut storage = vec![0u8; 3 * DIRECT_ALIGN];
-        let start = storage.as_ptr().align_offset(DIRECT_ALIGN);
-        let buf = &mut storage[start..start + 2 * DIRECT_ALIGN];
+        let buf = page_aligned(&mut storage, 2 * DIRECT_ALIGN);
         buf.copy_from_slice(&bytes[..2 * DIRECT_ALIGN]);
         direct.write(buf).unwrap();
         direct.write(&buf[..100]).unwrap();

@@ -1035,7 +1035,7 @@ impl RenameBatch {
                     .and_then(|snap| {
                         pairs
                             .listed(i)
-                            .filter(|&at| at < snap.len() && names(from, snap.name(at)))
+                            .filter(|&at| at < snap.len() && ends_in_name(from, snap.name(at)))
                             .or_else(|| {
                                 from.file_name()
                                     .and_then(|n| snap.lookup(n.as_encoded_bytes()))
@@ -1077,7 +1077,7 @@ fn archived_event(from: &Path, to: &Path) -> FileEvent {
 
 /// Whether `path`'s last component is `name`, by the bytes (a path ending in `/` is not
 /// taken to name anything).
-fn names(path: &Path, name: &str) -> bool {
+fn ends_in_name(path: &Path, name: &str) -> bool {
     let (path, name) = (path.as_os_str().as_encoded_bytes(), name.as_bytes());
     path.len() > name.len() && path.ends_with(name) && path[path.len() - name.len() - 1] == b'/'
 }

@@ -666,8 +666,8 @@ mod tests {
     }
 
     /// Where the one-lookup answer is given, it is what `canonical`, `is_inside` and
-    /// `is_regular_file` say, with the position of the file listed; symlinks and paths not directly in the directory are left
-    /// to them.
+    /// `is_regular_file` say, with the position of the file listed; symlinks and paths
+    /// not directly in the directory are left to them.
     #[test]
     fn regular_files_in_dir_by_one_lookup() {
         let (_d, root) = super::super::dir_snapshot::fixtures::file_dir_and_link();

@@ -381,7 +381,9 @@ impl SessionStore {
             _ => false,
         });
         let (text, blobs) = self.serialize();
-        if !self.changed_on_load && self.disk_text.as_deref().map(FileText::as_str) == Some(text.as_str()) {
+        if !self.changed_on_load
+            && self.disk_text.as_deref().map(FileText::as_str) == Some(text.as_str())
+        {
             return Ok(SaveOutcome::Unchanged);
         }
         for blob in &blobs {
