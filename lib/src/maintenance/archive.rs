@@ -16,6 +16,7 @@ use super::files::{
     DirGuard, DirOverlay, FileEvent, PlannedRemoval, RemovalReason, RenameBatch, RenamePairs,
     RenamesUnderway,
 };
+use super::journal;
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
 use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, ArchiveReason};
@@ -110,58 +111,82 @@ pub fn plan_archives(
     overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
 ) -> Vec<PlannedArchive> {
+    plan_archives_journaled(removed, referenced_ids, paths, overlay, clock, false).0
+}
+
+/// [`plan_archives`], and, when `journal`, the text of their journal
+/// ([`journal::journal_text`]), made by the threads that find the files (`None`: the plan
+/// does not fit that form, or is empty; [`journal::write_journal`] writes it then).
+pub fn plan_archives_journaled(
+    removed: &RemovedSessions,
+    referenced_ids: &FxHashSet<&str>,
+    paths: &SessionPaths,
+    overlay: &mut DirOverlay,
+    clock: &dyn Fn() -> i64,
+    journal: bool,
+) -> (Vec<PlannedArchive>, Option<Vec<u8>>) {
     let sessions: Vec<(Option<&str>, Option<&str>)> = removed
         .iter()
         .filter(|(id, _)| !id.is_some_and(|id| referenced_ids.contains(id)))
         .collect();
+    // One archive time for the whole plan: each archive's name is known as soon as its
+    // file is found.
+    let suffix = archive_name_suffix(ArchiveReason::Deleted, clock());
+    let journal_dir = paths.real_dir().to_str().filter(|_| journal);
     // Which files each session may archive depends on nothing planned: found on two
-    // threads for many sessions, then taken in order against the overlay.
+    // threads for many sessions (their journal text too), then taken in order against
+    // the overlay.
+    type Found = Vec<(usize, PathBuf, PathBuf, Option<usize>)>;
     let found = |from: usize, part: &[(Option<&str>, Option<&str>)]| {
-        let mut out: Vec<(usize, PathBuf, Option<usize>)> = Vec::with_capacity(part.len());
+        let mut out: Found = Vec::with_capacity(part.len());
+        let mut text = journal_dir.map(|_| journal::JournalPart::with_capacity(part.len()));
         for (k, &(id, file)) in part.iter().enumerate() {
             for candidate in paths.archive_candidates(id, file) {
                 // Most are plain files directly in the directory: one lookup says it.
-                if let Some(listed) = paths.listed_regular_file(&candidate) {
-                    if listed.is_some() {
-                        out.push((from + k, candidate, listed));
+                let (c, listed) = match paths.listed_regular_file(&candidate) {
+                    Some(None) => continue,
+                    Some(listed) => (candidate, listed),
+                    None => {
+                        let c = paths.canonical(&candidate);
+                        // A regular file (from the listing, for one directly in the
+                        // directory).
+                        if !(paths.is_inside(&c) && paths.is_regular_file(&c)) {
+                            continue;
+                        }
+                        (c, None)
                     }
-                    continue;
+                };
+                let to = archive_path_with(&c, &suffix);
+                if let (Some(text), Some(dir)) = (text.as_mut(), journal_dir) {
+                    text.push(dir, &suffix, &c, &to, id);
                 }
-                let c = paths.canonical(&candidate);
-                // A regular file (from the listing, for one directly in the directory).
-                if paths.is_inside(&c) && paths.is_regular_file(&c) {
-                    out.push((from + k, c, None));
-                }
+                out.push((from + k, c, to, listed));
             }
         }
-        out
+        (out, text)
     };
-    let files = if sessions.len() >= PARALLEL_PLAN_MIN {
+    let (files, parts) = if sessions.len() >= PARALLEL_PLAN_MIN {
         let half = sessions.len() / 2;
         let (first, second) = sessions.split_at(half);
-        let (mut files, rest) = super::at_once(|| found(0, first), || found(half, second));
+        let ((mut files, a), (rest, b)) =
+            super::at_once(|| found(0, first), || found(half, second));
         files.extend(rest);
-        files
+        (files, a.into_iter().chain(b).collect::<Vec<_>>())
     } else {
-        found(0, &sessions)
+        let (files, a) = found(0, &sessions);
+        (files, a.into_iter().collect())
     };
     let mut out: Vec<PlannedArchive> = Vec::with_capacity(files.len());
     overlay.reserve_renames(files.len());
-    // The name suffix of the last millisecond seen (the clock is read for each candidate).
-    let mut suffix: Option<(i64, String)> = None;
-    for (k, c, listed) in files {
-        let ms = clock();
-        let suffix = match &mut suffix {
-            Some((at, text)) if *at == ms => text,
-            slot => {
-                &slot
-                    .insert((ms, archive_name_suffix(ArchiveReason::Deleted, ms)))
-                    .1
-            }
-        };
-        let to = archive_path_with(&c, suffix);
+    let mut all_planned = true;
+    for (k, c, to, listed) in files {
         // Each once: a file an earlier session archives is gone.
-        if !overlay.rename_unless_gone(&c, &to) {
+        let planned = match listed {
+            Some(i) => overlay.rename_listed_unless_gone(paths.snapshot(), i, &c, &to),
+            None => overlay.rename_unless_gone(&c, &to),
+        };
+        if !planned {
+            all_planned = false;
             continue;
         }
         out.push(PlannedArchive {
@@ -171,7 +196,11 @@ pub fn plan_archives(
             listed,
         });
     }
-    out
+    // The text lists every file found: it is the plan's when each was planned.
+    let text = journal_dir
+        .filter(|_| all_planned)
+        .and_then(|dir| journal::journal_text(dir, &suffix, &parts));
+    (out, text)
 }
 
 /// From how many sessions [`plan_archives`] looks for their files on two threads.
@@ -582,6 +611,97 @@ mod tests {
             assert_eq!(got, want, "{n} sessions");
             for k in 0..half {
                 let _ = std::fs::remove_file(root.join(format!("s{k}.jsonl")));
+            }
+        }
+    }
+
+    /// The journal text made while the archives are planned (on one thread or two) is
+    /// the text `write_journal` writes for the plan; a plan that archives a file once
+    /// for two sessions, or a name outside the directory's plain form, has none.
+    #[test]
+    fn the_journal_made_while_planning_is_the_one_written_after() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        for n in [PARALLEL_PLAN_MIN + 10, 10] {
+            let paths = SessionPaths::new(&root.join("sessions.json"), &root, None, &root);
+            let mut removed = RemovedSessions::default();
+            for k in 0..n {
+                let name = match k {
+                    3 => "q\"uote.jsonl".to_string(),
+                    _ => format!("s{k}.jsonl"),
+                };
+                if k % 5 != 0 {
+                    std::fs::write(root.join(&name), "x").unwrap();
+                }
+                removed.remember(&Facts {
+                    session_id: (k != 4).then(|| format!("id{k}")),
+                    session_file: Some(format!("{}/{name}", root.display())),
+                    ..Default::default()
+                });
+            }
+            let listing = Arc::clone(paths.snapshot());
+            let mut overlay = DirOverlay::over(listing);
+            let (plan, text) = plan_archives_journaled(
+                &removed,
+                &FxHashSet::default(),
+                &paths,
+                &mut overlay,
+                &|| 1_700_000_000_000,
+                true,
+            );
+            assert_eq!(plan.len(), n - n.div_ceil(5), "{n} sessions");
+            let written = root.join("written.json");
+            journal::write_journal(&written, &plan).unwrap();
+            let text = text.expect("a plan of plain renames in one directory");
+            assert_eq!(
+                String::from_utf8(text).unwrap(),
+                std::fs::read_to_string(&written).unwrap()
+            );
+            // Without a journal asked for, the same plan.
+            let mut again = DirOverlay::default();
+            let (same, none) = plan_archives_journaled(
+                &removed,
+                &FxHashSet::default(),
+                &paths,
+                &mut again,
+                &|| 1_700_000_000_000,
+                false,
+            );
+            assert_eq!(same, plan);
+            assert!(none.is_none());
+            // A file archived once for two sessions, or one in a subdirectory: no text.
+            let s1 = format!("{}/s1.jsonl", root.display());
+            let t = format!("{}/sub/t.jsonl", root.display());
+            std::fs::write(&t, "x").unwrap();
+            for (first, second) in [
+                (s1.clone(), s1),
+                (format!("{}/s2.jsonl", root.display()), t),
+            ] {
+                let mut more = RemovedSessions::default();
+                for (id, f) in [("a", first), ("b", second)] {
+                    more.remember(&Facts {
+                        session_id: Some(id.into()),
+                        session_file: Some(f),
+                        ..Default::default()
+                    });
+                }
+                let mut view = DirOverlay::default();
+                let (planned, text) = plan_archives_journaled(
+                    &more,
+                    &FxHashSet::default(),
+                    &paths,
+                    &mut view,
+                    &|| 1_700_000_000_000,
+                    true,
+                );
+                assert!(!planned.is_empty());
+                assert!(text.is_none(), "{:?}", planned.last());
+            }
+            for e in std::fs::read_dir(&root).unwrap().flatten() {
+                if e.file_type().unwrap().is_file() {
+                    std::fs::remove_file(e.path()).unwrap();
+                }
             }
         }
     }

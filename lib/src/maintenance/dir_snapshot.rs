@@ -54,8 +54,9 @@ pub struct DirSnapshot {
     /// The names, each followed by a NUL (so that each is also a C string).
     names: String,
     entries: Vec<Entry>,
-    /// Open-addressing index: entry number + 1, 0 for a free slot.
-    table: Vec<u32>,
+    /// Open-addressing index: entry number + 1 (0 for a free slot), and the low bits of
+    /// the name's hash (so that a probe reads a name only when they match).
+    table: Vec<(u32, u32)>,
     /// The slot of a hash is its top bits: `hash >> shift`.
     shift: u32,
     /// Whether any entry is a symlink.
@@ -219,13 +220,14 @@ impl DirSnapshot {
         let size = (self.entries.len() * 2).next_power_of_two().max(16);
         let mask = size - 1;
         self.shift = 64 - size.trailing_zeros();
-        let mut table = vec![0u32; size];
+        let mut table = vec![(0u32, 0u32); size];
         for i in 0..self.entries.len() {
-            let mut slot = (name_hash(self.name(i).as_bytes()) >> self.shift) as usize;
-            while table[slot] != 0 {
+            let hash = name_hash(self.name(i).as_bytes());
+            let mut slot = (hash >> self.shift) as usize;
+            while table[slot].0 != 0 {
                 slot = (slot + 1) & mask;
             }
-            table[slot] = i as u32 + 1;
+            table[slot] = (i as u32 + 1, hash as u32);
         }
         self.table = table;
     }
@@ -301,13 +303,14 @@ impl DirSnapshot {
             return None;
         }
         let mask = self.table.len() - 1;
-        let mut slot = (name_hash(name) >> self.shift) as usize;
+        let hash = name_hash(name);
+        let mut slot = (hash >> self.shift) as usize;
         loop {
-            let i = self.table[slot];
+            let (i, low) = self.table[slot];
             if i == 0 {
                 return None;
             }
-            if self.name(i as usize - 1).as_bytes() == name {
+            if low == hash as u32 && self.name(i as usize - 1).as_bytes() == name {
                 return Some(i as usize - 1);
             }
             slot = (slot + 1) & mask;

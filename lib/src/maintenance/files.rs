@@ -103,22 +103,22 @@ impl DirFile<'_> {
 /// directory order, as `view` (planned changes) leaves them when given.
 pub fn dir_files<'a>(snap: &'a DirSnapshot, view: Option<&'a DirOverlay>) -> Vec<DirFile<'a>> {
     let view = view.filter(|v| !v.is_empty());
+    // An overlay over this very listing answers by place; any other, by path.
+    let by_place = view.is_some_and(|v| v.is_over(snap));
     let mut buf = snap.dir().to_path_buf();
-    // A clean directory joined with a listed name (no `/`, not `.` or `..`) is its own
-    // overlay key: no need to check each path again.
-    let clean = is_clean_absolute(&buf);
     let mut out = Vec::with_capacity(snap.len());
     for i in snap.files() {
         let Some(st) = snap.stat(i) else { continue };
         let mut name = snap.name(i);
         if let Some(v) = view {
-            buf.push(name);
-            let fate = if clean {
-                v.fate_of_key(buf.as_os_str())
+            let fate = if by_place {
+                v.fate_of_listed(i)
             } else {
-                v.fate(&buf)
+                buf.push(name);
+                let fate = v.fate(&buf);
+                buf.pop();
+                fate
             };
-            buf.pop();
             match fate {
                 Fate::Gone => continue,
                 Fate::Kept => {}
@@ -213,12 +213,38 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 /// removals), so that a later step can plan on the directory as it will be: scans are
 /// passed through [`DirOverlay::apply`]. Paths are canonical; they are kept and compared
 /// as their bytes, normalised as `Path` compares them ([`overlay_key`]; hashing a `Path`
-/// parses its components each time).
+/// parses its components each time). An overlay made [`DirOverlay::over`] a listing keeps
+/// the plans of the listed names by their place in it (no path hashed or copied), and
+/// answers a listed file's fate by its place ([`dir_files`]).
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
     renamed: HashMap<OsString, PathBuf, FxBuild>,
     removed: HashSet<OsString, FxBuild>,
+    listed: Option<ListedPlans>,
 }
+
+/// The plans of the names of one listing, by their place in it: every path directly in
+/// the listed directory under a listed name is planned here, every other path in the
+/// maps, so that each path has one home.
+#[derive(Debug, Clone)]
+struct ListedPlans {
+    listing: Arc<DirSnapshot>,
+    /// Per listed entry: [`REMOVED`], and `k + 1` in the other bits when renamed to
+    /// `renamed_to[k]` (0: nothing planned).
+    plans: Vec<u32>,
+    renamed_to: Vec<PathBuf>,
+    /// Per `renamed_to`, once [`DirOverlay::place_targets`] found it: the target's place
+    /// + 1 (0: it has none); [`UNPLACED`] until then.
+    target_places: Vec<u32>,
+    /// How many entries have a plan.
+    planned: usize,
+}
+
+/// A target whose place was not looked up yet.
+const UNPLACED: u32 = u32::MAX;
+
+/// The bit of a listed entry's plan that says it is removed.
+const REMOVED: u32 = 1 << 31;
 
 /// What a plan does to one file ([`DirOverlay::fate`]).
 enum Fate<'a> {
@@ -237,11 +263,116 @@ fn overlay_key(p: &Path) -> std::borrow::Cow<'_, OsStr> {
     }
 }
 
+impl ListedPlans {
+    /// The place in the listing of the path keyed `key`: directly in the listed
+    /// directory, under a listed name.
+    fn place(&self, key: &OsStr) -> Option<usize> {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = self.listing.dir().as_os_str().as_bytes();
+        let name = key.as_bytes().strip_prefix(dir)?.strip_prefix(b"/")?;
+        if name.is_empty() || name.contains(&b'/') {
+            return None;
+        }
+        self.listing.lookup(name)
+    }
+
+    fn is_removed(&self, i: usize) -> bool {
+        self.plans[i] & REMOVED != 0
+    }
+
+    fn renamed(&self, i: usize) -> Option<(&PathBuf, u32)> {
+        match self.plans[i] & !REMOVED {
+            0 => None,
+            k => {
+                let k = k as usize - 1;
+                let place = self.target_places.get(k).copied().unwrap_or(UNPLACED);
+                Some((&self.renamed_to[k], place))
+            }
+        }
+    }
+
+    fn set(&mut self, i: usize, plan: u32) {
+        if self.plans[i] == 0 && plan != 0 {
+            self.planned += 1;
+        }
+        self.plans[i] = plan;
+    }
+
+    fn rename(&mut self, i: usize, to: &Path) {
+        match self.plans[i] & !REMOVED {
+            0 => {
+                self.renamed_to.push(to.to_path_buf());
+                let k = self.renamed_to.len() as u32;
+                self.set(i, self.plans[i] | k);
+            }
+            k => {
+                let k = k as usize - 1;
+                self.renamed_to[k] = to.to_path_buf();
+                if let Some(place) = self.target_places.get_mut(k) {
+                    *place = UNPLACED;
+                }
+            }
+        }
+    }
+}
+
 impl DirOverlay {
+    /// An empty overlay that keeps the plans of `listing`'s names by their place in it
+    /// (a listing of a directory whose path is not clean is not used so).
+    pub fn over(listing: Arc<DirSnapshot>) -> Self {
+        if !is_clean_absolute(listing.dir()) || listing.len() >= REMOVED as usize {
+            return DirOverlay::default();
+        }
+        DirOverlay {
+            listed: Some(ListedPlans {
+                plans: vec![0; listing.len()],
+                listing,
+                renamed_to: Vec::new(),
+                target_places: Vec::new(),
+                planned: 0,
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Looks up where the listing has each rename's target, once, for the fates asked
+    /// for afterwards (a renamed file is gone when its target is removed).
+    pub fn place_targets(&mut self) {
+        let Some(listed) = self.listed.as_mut() else {
+            return;
+        };
+        let known = listed.target_places.len();
+        let mut places = std::mem::take(&mut listed.target_places);
+        places.extend(listed.renamed_to[known..].iter().map(|to| {
+            match listed.place(&overlay_key(to)) {
+                Some(j) => j as u32 + 1,
+                None => 0,
+            }
+        }));
+        listed.target_places = places;
+    }
+
+    /// Whether this overlay keeps plans by their place in `listing`.
+    fn is_over(&self, listing: &DirSnapshot) -> bool {
+        self.listed
+            .as_ref()
+            .is_some_and(|l| std::ptr::eq(Arc::as_ptr(&l.listing), listing))
+    }
+
+    /// The place of `key` in the listing this overlay keeps plans by.
+    fn place(&self, key: &OsStr) -> Option<usize> {
+        self.listed.as_ref()?.place(key)
+    }
+
     /// Plans a rename of `from` to `to`.
     pub fn rename(&mut self, from: &Path, to: &Path) {
-        self.renamed
-            .insert(overlay_key(from).into_owned(), to.to_path_buf());
+        let key = overlay_key(from);
+        match (self.place(&key), self.listed.as_mut()) {
+            (Some(i), Some(listed)) => listed.rename(i, to),
+            _ => {
+                self.renamed.insert(key.into_owned(), to.to_path_buf());
+            }
+        }
     }
 
     /// Plans a rename of `from` to `to` unless `from` is gone already (removed or renamed
@@ -249,6 +380,13 @@ impl DirOverlay {
     /// [`DirOverlay::rename`], hashing the path once.
     pub fn rename_unless_gone(&mut self, from: &Path, to: &Path) -> bool {
         let key = overlay_key(from);
+        if let (Some(i), Some(listed)) = (self.place(&key), self.listed.as_mut()) {
+            if listed.plans[i] != 0 {
+                return false;
+            }
+            listed.rename(i, to);
+            return true;
+        }
         if self.removed.contains(&*key) {
             return false;
         }
@@ -261,40 +399,111 @@ impl DirOverlay {
         }
     }
 
+    /// [`DirOverlay::rename_unless_gone`] of a file found at place `i` of `listing`: by
+    /// that place when this overlay is over `listing` (nothing hashed).
+    pub fn rename_listed_unless_gone(
+        &mut self,
+        listing: &DirSnapshot,
+        i: usize,
+        from: &Path,
+        to: &Path,
+    ) -> bool {
+        if !self.is_over(listing) {
+            return self.rename_unless_gone(from, to);
+        }
+        let Some(listed) = self.listed.as_mut() else {
+            return false;
+        };
+        if listed.plans[i] != 0 {
+            return false;
+        }
+        listed.rename(i, to);
+        true
+    }
+
     /// Makes room for `more` renames.
     pub fn reserve_renames(&mut self, more: usize) {
-        self.renamed.reserve(more);
+        match self.listed.as_mut() {
+            Some(listed) => listed.renamed_to.reserve(more),
+            None => self.renamed.reserve(more),
+        }
     }
 
     /// Plans the removal of `path`.
     pub fn remove(&mut self, path: &Path) {
-        self.removed.insert(overlay_key(path).into_owned());
+        let key = overlay_key(path);
+        match (self.place(&key), self.listed.as_mut()) {
+            (Some(i), Some(listed)) => listed.set(i, listed.plans[i] | REMOVED),
+            _ => {
+                self.removed.insert(key.into_owned());
+            }
+        }
     }
 
     /// Whether nothing is planned.
     pub fn is_empty(&self) -> bool {
-        self.renamed.is_empty() && self.removed.is_empty()
+        self.renamed.is_empty()
+            && self.removed.is_empty()
+            && self.listed.as_ref().is_none_or(|l| l.planned == 0)
     }
 
     /// Whether `path` will be gone (removed or renamed away).
     pub fn is_gone(&self, path: &Path) -> bool {
         let key = overlay_key(path);
-        self.removed.contains(&*key) || self.renamed.contains_key(&*key)
+        match (self.place(&key), self.listed.as_ref()) {
+            (Some(i), Some(listed)) => listed.plans[i] != 0,
+            _ => self.removed.contains(&*key) || self.renamed.contains_key(&*key),
+        }
+    }
+
+    /// Whether the removal of `path` is planned (under this name).
+    fn is_removed(&self, path: &Path) -> bool {
+        let key = overlay_key(path);
+        match (self.place(&key), self.listed.as_ref()) {
+            (Some(i), Some(listed)) => listed.is_removed(i),
+            _ => self.removed.contains(&*key),
+        }
     }
 
     /// What the plan does to the file `path`: removed (under its name, or under the name
     /// it is renamed to), renamed, or nothing.
     fn fate(&self, path: &Path) -> Fate<'_> {
-        self.fate_of_key(&overlay_key(path))
+        let key = overlay_key(path);
+        match (self.place(&key), self.listed.as_ref()) {
+            (Some(i), Some(_)) => self.fate_of_listed(i),
+            _ => self.fate_of_unlisted(&key),
+        }
     }
 
-    /// [`DirOverlay::fate`] of a path already in its key form ([`overlay_key`]).
-    fn fate_of_key(&self, key: &OsStr) -> Fate<'_> {
+    /// [`DirOverlay::fate`] of the entry at place `i` of the listing this overlay keeps
+    /// plans by.
+    fn fate_of_listed(&self, i: usize) -> Fate<'_> {
+        let Some(listed) = self.listed.as_ref() else {
+            return Fate::Kept;
+        };
+        if listed.is_removed(i) {
+            return Fate::Gone;
+        }
+        let target_removed = |to: &Path, place: u32| match place {
+            UNPLACED => self.is_removed(to),
+            0 => !self.removed.is_empty() && self.removed.contains(&*overlay_key(to)),
+            j => listed.is_removed(j as usize - 1),
+        };
+        match listed.renamed(i) {
+            Some((to, place)) if target_removed(to, place) => Fate::Gone,
+            Some((to, _)) => Fate::Renamed(to),
+            None => Fate::Kept,
+        }
+    }
+
+    /// [`DirOverlay::fate`] of a path in its key form ([`overlay_key`]) that has no place
+    /// in the listing.
+    fn fate_of_unlisted(&self, key: &OsStr) -> Fate<'_> {
         if self.removed.contains(key) {
             return Fate::Gone;
         }
         match self.renamed.get(key) {
-            Some(to) if self.removed.contains(&*overlay_key(to)) => Fate::Gone,
+            Some(to) if self.is_removed(to) => Fate::Gone,
             Some(to) => Fate::Renamed(to),
             None => Fate::Kept,
         }
@@ -302,8 +511,9 @@ impl DirOverlay {
 
     /// The new paths of the files renamed into `dir`.
     pub fn renamed_into<'a>(&'a self, dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
-        self.renamed
-            .values()
+        let listed = self.listed.iter().flat_map(|l| l.renamed_to.iter());
+        listed
+            .chain(self.renamed.values())
             .filter(move |to| to.parent() == Some(dir))
     }
 
@@ -311,7 +521,7 @@ impl DirOverlay {
     /// renamed ones under their new name (same size and mtime, same place in the scan
     /// order).
     pub fn apply(&self, files: Vec<SessionFile>) -> Vec<SessionFile> {
-        if self.renamed.is_empty() && self.removed.is_empty() {
+        if self.is_empty() {
             return files;
         }
         files
@@ -501,22 +711,33 @@ impl DirGuard {
         if !self.clean_dir {
             return None;
         }
-        let name = p
-            .as_os_str()
-            .as_encoded_bytes()
-            .strip_prefix(self.real_dir.as_os_str().as_encoded_bytes())?
-            .strip_prefix(b"/")?;
-        if name.is_empty()
-            || name.len() > NAME_MAX
-            || name == b"."
-            || name.starts_with(b"..")
-            || name.iter().any(|&c| c == b'/' || c == 0)
-        {
-            return None;
-        }
+        let name = plain_name_in(&self.real_dir, p)?;
         let mut out = [0u8; NAME_MAX + 1];
         out[..name.len()].copy_from_slice(name);
         Some(out)
+    }
+
+    /// `renameat` of two names in the directory (NUL-terminated, checked as
+    /// [`plain_name_in`] checks them); `None` without the directory open.
+    fn rename_plain(&self, from: &[u8], to: &[u8]) -> Option<RenameOutcome> {
+        let fd = self.fd.as_ref()?;
+        debug_assert!(from.ends_with(&[0]) && to.ends_with(&[0]));
+        // SAFETY: NUL-terminated names; `fd` an open directory.
+        let r = unsafe {
+            libc::renameat(
+                fd.as_raw_fd(),
+                from.as_ptr().cast(),
+                fd.as_raw_fd(),
+                to.as_ptr().cast(),
+            )
+        };
+        Some(match r {
+            0 => RenameOutcome::Done,
+            _ => match std::io::Error::last_os_error() {
+                e if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
+                e => RenameOutcome::Failed(e),
+            },
+        })
     }
 
     /// `lstat(p)`; `None` when it fails.
@@ -660,27 +881,11 @@ impl DirGuard {
     /// anything; a source gone meanwhile is nothing to do.
     fn renaming(&self, from: &Path, to: &Path) -> RenameOutcome {
         // The common case, checked in one pass over each path's bytes.
-        if let (Some(fd), Some(a), Some(b)) = (
-            self.fd.as_ref(),
-            self.plain_c_name(from),
-            self.plain_c_name(to),
-        ) {
-            // SAFETY: NUL-terminated names; `fd` an open directory.
-            let r = unsafe {
-                libc::renameat(
-                    fd.as_raw_fd(),
-                    a.as_ptr().cast(),
-                    fd.as_raw_fd(),
-                    b.as_ptr().cast(),
-                )
-            };
-            return match r {
-                0 => RenameOutcome::Done,
-                _ => match std::io::Error::last_os_error() {
-                    e if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
-                    e => RenameOutcome::Failed(e),
-                },
-            };
+        if let (Some(a), Some(b)) = (self.plain_c_name(from), self.plain_c_name(to)) {
+            let (a, b) = (nul_terminated(&a), nul_terminated(&b));
+            if let Some(o) = self.rename_plain(a, b) {
+                return o;
+            }
         }
         if !self.contains(from) || !self.contains(to) {
             return RenameOutcome::Skipped(OUTSIDE);
@@ -815,6 +1020,11 @@ impl DirGuard {
             }
         }
         let _finished = Finished(progress);
+        // The names side by side, when they are names in this very directory.
+        let names = batch
+            .names
+            .as_deref()
+            .filter(|n| self.clean_dir && n.dir == self.real_dir);
         batch
             .order
             .iter()
@@ -825,8 +1035,14 @@ impl DirGuard {
                         snap.stat(at[k]);
                     }
                 }
-                let (from, to) = batch.pairs.pair(i);
-                let o = self.renaming(from, to);
+                let plain = names.and_then(|n| n.pair(i));
+                let o = match plain.and_then(|(from, to)| self.rename_plain(from, to)) {
+                    Some(o) => o,
+                    None => {
+                        let (from, to) = batch.pairs.pair(i);
+                        self.renaming(from, to)
+                    }
+                };
                 progress.fetch_add(1, Ordering::Release);
                 (i, o)
             })
@@ -1009,6 +1225,95 @@ impl RenamePairs for Vec<(PathBuf, PathBuf)> {
     }
 }
 
+/// The name of `p` in `dir` (a clean absolute directory) when `p` is `dir/name` and the
+/// name is one [`DirGuard::contains`] and [`DirGuard::at`] accept: not empty, not `.`,
+/// not starting with `..`, no `/` or NUL, at most `NAME_MAX` bytes.
+fn plain_name_in<'p>(dir: &Path, p: &'p Path) -> Option<&'p [u8]> {
+    let name = p
+        .as_os_str()
+        .as_encoded_bytes()
+        .strip_prefix(dir.as_os_str().as_encoded_bytes())?
+        .strip_prefix(b"/")?;
+    let plain = !name.is_empty()
+        && name.len() <= NAME_MAX
+        && name != b"."
+        && !name.starts_with(b"..")
+        && !name.iter().any(|&c| c == b'/' || c == 0);
+    plain.then_some(name)
+}
+
+/// A name buffer of [`DirGuard::plain_c_name`] up to and including its first NUL.
+fn nul_terminated(buf: &[u8; NAME_MAX + 1]) -> &[u8] {
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(NAME_MAX);
+    &buf[..=end]
+}
+
+/// The names of a batch's renames, when both are plain names ([`plain_name_in`]) in the
+/// listed directory: `from` and `to`, each NUL-terminated, side by side in one buffer,
+/// so that the renamer reads neither path (scattered in memory) nor checks it again.
+#[derive(Debug)]
+struct PlainNames {
+    /// The directory they are names in.
+    dir: PathBuf,
+    bytes: Vec<u8>,
+    /// Per pair (by its index in the plan): where its `from` name starts (`u32::MAX`:
+    /// not plain; the pair's paths are used).
+    at: Vec<u32>,
+}
+
+impl PlainNames {
+    fn new(dir: &Path, pairs: &dyn RenamePairs) -> Self {
+        let mut names = PlainNames {
+            dir: dir.to_path_buf(),
+            bytes: Vec::new(),
+            at: Vec::with_capacity(pairs.len()),
+        };
+        let mut sized = false;
+        for i in 0..pairs.len() {
+            let (from, to) = pairs.pair(i);
+            let (Some(a), Some(b)) = (plain_name_in(dir, from), plain_name_in(dir, to)) else {
+                names.at.push(u32::MAX);
+                continue;
+            };
+            if !sized {
+                // The names of a batch are alike: sized from the first, with room to spare.
+                names
+                    .bytes
+                    .reserve((a.len() + b.len() + 2) * pairs.len() * 5 / 4);
+                sized = true;
+            }
+            match u32::try_from(names.bytes.len())
+                .ok()
+                .filter(|&at| at < u32::MAX)
+            {
+                Some(at) => names.at.push(at),
+                None => {
+                    names.at.push(u32::MAX);
+                    continue;
+                }
+            }
+            names.bytes.extend_from_slice(a);
+            names.bytes.push(0);
+            names.bytes.extend_from_slice(b);
+            names.bytes.push(0);
+        }
+        names
+    }
+
+    /// The NUL-terminated names of pair `i`, when plain.
+    fn pair(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let at = *self.at.get(i)?;
+        if at == u32::MAX {
+            return None;
+        }
+        let rest = &self.bytes[at as usize..];
+        let from_end = rest.iter().position(|&c| c == 0)?;
+        let (from, rest) = rest.split_at(from_end + 1);
+        let to_end = rest.iter().position(|&c| c == 0)?;
+        Some((from, &rest[..=to_end]))
+    }
+}
+
 /// Renames planned in the sessions directory, and the order to make them in: the order
 /// of the listing the plan was made on, a hash order, so that neighbours share the
 /// directory's blocks.
@@ -1018,6 +1323,8 @@ pub struct RenameBatch {
     order: Arc<[usize]>,
     /// The listing, and where it found each source (in `order`; `usize::MAX`: not found).
     listed: Option<(Arc<DirSnapshot>, Arc<[usize]>)>,
+    /// The pairs' plain names in the listed directory (with a listing of a clean one).
+    names: Option<Arc<PlainNames>>,
 }
 
 impl RenameBatch {
@@ -1046,10 +1353,14 @@ impl RenameBatch {
             })
             .collect();
         at.sort_unstable();
+        let names = listing
+            .filter(|snap| is_clean_absolute(snap.dir()) && snap.dir().as_os_str().len() > 1)
+            .map(|snap| Arc::new(PlainNames::new(snap.dir(), &*pairs)));
         RenameBatch {
             pairs,
             order: at.iter().map(|&(_, i)| i).collect(),
             listed: listing.map(|snap| (Arc::clone(snap), at.iter().map(|&(a, _)| a).collect())),
+            names,
         }
     }
 
@@ -1522,5 +1833,180 @@ mod tests {
         let applied = view.apply(vec![scanned(&a), scanned(&b), scanned(&c)]);
         let names: Vec<&Path> = applied.iter().map(|f| f.path.as_path()).collect();
         assert_eq!(names, [a2.as_path()]);
+    }
+
+    /// An overlay over a listing keeps the listed names' plans by their place, and
+    /// answers every question as the overlay that keeps them all by path: listed and
+    /// unlisted files, paths written with `//` or `/./`, targets that are listed (and
+    /// removed), paths outside the directory, and the listing's files as the plan leaves
+    /// them, before and after the targets' places are looked up.
+    #[test]
+    fn an_overlay_over_a_listing_answers_as_one_by_paths() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        let listed = [
+            "a.jsonl",
+            "b.jsonl",
+            "c.jsonl",
+            "d.jsonl",
+            "e.jsonl",
+            "e.jsonl.deleted.x",
+            "f.jsonl",
+            "g.jsonl",
+        ];
+        for (k, n) in listed.iter().enumerate() {
+            std::fs::write(root.join(n), "x".repeat(k + 1)).unwrap();
+        }
+        let snap = Arc::new(DirSnapshot::read(&root));
+        let p = |n: &str| root.join(n);
+        let odd = |n: &str| PathBuf::from(format!("{}//./{n}", root.display()));
+        let elsewhere = |n: &str| Path::new("/elsewhere").join(n);
+        let mut by_path = DirOverlay::default();
+        let mut by_place = DirOverlay::over(Arc::clone(&snap));
+        assert!(by_place.is_empty());
+        let c_at = snap.lookup(b"c.jsonl").unwrap();
+        let g_at = snap.lookup(b"g.jsonl").unwrap();
+        let mut planned = Vec::new();
+        for view in [&mut by_path, &mut by_place] {
+            view.rename(&p("a.jsonl"), &p("a.jsonl.deleted.x"));
+            let b = (
+                view.rename_unless_gone(&odd("b.jsonl"), &p("b.jsonl.deleted.x")),
+                view.rename_unless_gone(&p("b.jsonl"), &p("b.jsonl.deleted.y")),
+            );
+            let c = (
+                view.rename_listed_unless_gone(&snap, c_at, &p("c.jsonl"), &p("c.jsonl.1")),
+                view.rename_listed_unless_gone(&snap, c_at, &p("c.jsonl"), &p("c.jsonl.2")),
+            );
+            view.remove(&odd("d.jsonl"));
+            // A listed target, then removed: the file renamed to it is gone.
+            view.rename(&p("e.jsonl"), &p("e.jsonl.deleted.x"));
+            view.remove(&p("e.jsonl.deleted.x"));
+            // Renamed twice: the second target counts.
+            view.rename(&p("f.jsonl"), &p("f.jsonl.1"));
+            view.rename(&p("f.jsonl"), &p("f.jsonl.2"));
+            view.remove(&p("g.jsonl"));
+            let g = view.rename_listed_unless_gone(&snap, g_at, &p("g.jsonl"), &p("g.jsonl.1"));
+            view.rename(&elsewhere("h"), &elsewhere("h.1"));
+            view.remove(&elsewhere("i"));
+            planned.push((b, c, g));
+        }
+        assert_eq!(planned[0], planned[1]);
+        assert_eq!(planned[0], ((true, false), (true, false), false));
+        let probes: Vec<PathBuf> = listed
+            .iter()
+            .flat_map(|n| [p(n), odd(n)])
+            .chain(
+                [
+                    "a.jsonl.deleted.x",
+                    "b.jsonl.deleted.x",
+                    "c.jsonl.1",
+                    "f.jsonl.1",
+                ]
+                .map(p),
+            )
+            .chain(["f.jsonl.2", "missing"].map(p))
+            .chain(["h", "h.1", "i", "j"].map(elsewhere))
+            .collect();
+        let answers = |view: &DirOverlay| {
+            let scanned: Vec<SessionFile> = probes
+                .iter()
+                .map(|q| SessionFile {
+                    path: q.clone(),
+                    canonical: q.clone(),
+                    name: String::new(),
+                    size: 1,
+                    mtime_ms: 0.0,
+                })
+                .collect();
+            let gone: Vec<bool> = probes.iter().map(|q| view.is_gone(q)).collect();
+            let applied: Vec<PathBuf> = view.apply(scanned).into_iter().map(|f| f.path).collect();
+            let files: Vec<(String, u64)> = dir_files(&snap, Some(view))
+                .iter()
+                .map(|f| (f.name.to_string(), f.size))
+                .collect();
+            let mut into: Vec<&PathBuf> = view.renamed_into(&root).collect();
+            into.sort();
+            let into: Vec<PathBuf> = into.into_iter().cloned().collect();
+            (gone, applied, files, into, view.is_empty())
+        };
+        let expected = answers(&by_path);
+        assert_eq!(answers(&by_place), expected);
+        by_place.place_targets();
+        assert_eq!(answers(&by_place), expected, "with the targets' places");
+        // After the places are known, a target removed later still counts.
+        by_path.remove(&p("f.jsonl.2"));
+        by_place.remove(&p("f.jsonl.2"));
+        by_path.remove(&odd("a.jsonl.deleted.x"));
+        by_place.remove(&odd("a.jsonl.deleted.x"));
+        let expected = answers(&by_path);
+        assert_eq!(answers(&by_place), expected);
+        let files: Vec<String> = expected.2.iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(files, ["b.jsonl.deleted.x", "c.jsonl.1"]);
+    }
+
+    /// A batch's plain names are the pairs' names in the directory, side by side; a pair
+    /// with a path elsewhere (or a name the guard would not take as it is) has none, and
+    /// is renamed from its paths. Either way, the outcomes are those of renames made from
+    /// the paths alone.
+    #[test]
+    fn a_batch_renames_by_its_plain_names_and_by_paths_alike() {
+        let run = |use_names: bool| {
+            let d = tempfile::tempdir().unwrap();
+            let root = std::fs::canonicalize(d.path()).unwrap();
+            std::fs::create_dir(root.join("sub")).unwrap();
+            for n in ["a.jsonl", "b.jsonl", "..c.jsonl"] {
+                std::fs::write(root.join(n), n).unwrap();
+            }
+            let pairs: Vec<(PathBuf, PathBuf)> = vec![
+                (root.join("a.jsonl"), root.join("a.jsonl.deleted.x")),
+                (root.join("b.jsonl"), root.join("sub").join("b.jsonl")),
+                (root.join("..c.jsonl"), root.join("..c.jsonl.deleted.x")),
+                (root.join("gone.jsonl"), root.join("gone.jsonl.deleted.x")),
+            ];
+            let names = PlainNames::new(&root, &pairs);
+            assert_eq!(
+                names.pair(0),
+                Some((&b"a.jsonl\0"[..], &b"a.jsonl.deleted.x\0"[..]))
+            );
+            assert_eq!(names.pair(1), None, "a destination in a subdirectory");
+            assert_eq!(names.pair(2), None, "a name starting with ..");
+            assert_eq!(
+                names.pair(3),
+                Some((&b"gone.jsonl\0"[..], &b"gone.jsonl.deleted.x\0"[..]))
+            );
+            let snap = Arc::new(DirSnapshot::read(&root));
+            let mut batch = RenameBatch::new(Arc::new(pairs), Some(&snap));
+            assert!(batch.names.is_some());
+            if !use_names {
+                batch.names = None;
+            }
+            let mut g = DirGuard::new(&root);
+            let underway = g.start_renames(batch);
+            let (archived, _) = g.finish_batch(underway, &[], Some(&snap));
+            let mut left: Vec<String> = walk(&root);
+            left.sort();
+            let events: Vec<String> = g
+                .events
+                .iter()
+                .map(|e| format!("{e:?}").replace(&*root.to_string_lossy(), "ROOT"))
+                .collect();
+            (archived, left, events)
+        };
+        fn walk(dir: &Path) -> Vec<String> {
+            let mut out = Vec::new();
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type().unwrap().is_dir() {
+                    out.extend(walk(&e.path()).into_iter().map(|n| format!("{name}/{n}")));
+                } else {
+                    out.push(name);
+                }
+            }
+            out
+        }
+        let by_names = run(true);
+        assert_eq!(by_names, run(false));
+        assert!(by_names.1.contains(&"a.jsonl.deleted.x".to_string()));
+        assert!(by_names.0 >= 1);
     }
 }

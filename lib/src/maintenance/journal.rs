@@ -61,27 +61,40 @@ struct SuffixJournal<'a> {
 /// The directory, name and added suffix of a planned rename, when it renames a file to
 /// its own name plus a suffix in the same directory (all as UTF-8).
 fn suffix_rename(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
+    suffix_rename_of(&a.from, &a.to)
+}
+
+/// [`suffix_rename`] of the rename of `from` to `to`.
+fn suffix_rename_of<'a>(from: &'a Path, to: &'a Path) -> Option<(&'a str, &'a str, &'a str)> {
     // Clean absolute paths (the usual ones): the destination is the source's bytes and a
     // suffix without `/`; the source splits at its last `/`.
-    if is_clean_absolute(&a.from) && is_clean_absolute(&a.to) {
-        let (dir, name) = split_clean(&a.from)?;
-        let from = a.from.as_os_str().as_encoded_bytes();
-        let suffix = a.to.as_os_str().as_encoded_bytes().strip_prefix(from)?;
+    if is_clean_absolute(from) && is_clean_absolute(to) {
+        let (dir, name) = split_clean(from)?;
+        let suffix = to
+            .as_os_str()
+            .as_encoded_bytes()
+            .strip_prefix(from.as_os_str().as_encoded_bytes())?;
         if suffix.is_empty() || suffix.contains(&b'/') {
             return None;
         }
         let utf8 = std::str::from_utf8;
         return Some((utf8(dir).ok()?, utf8(name).ok()?, utf8(suffix).ok()?));
     }
-    suffix_rename_by_components(a)
+    suffix_rename_by_components(from, to)
 }
 
-/// [`suffix_rename`] for any paths, by their components.
-fn suffix_rename_by_components(a: &PlannedArchive) -> Option<(&str, &str, &str)> {
-    let (dir, name) = (a.from.parent()?.to_str()?, a.from.file_name()?.to_str()?);
-    let to = a.to.file_name()?.to_str()?;
-    let suffix = to.strip_prefix(name).filter(|s| !s.is_empty())?;
-    (a.to.parent()? == a.from.parent()?).then_some((dir, name, suffix))
+/// [`suffix_rename_of`] for any paths, by their components.
+fn suffix_rename_by_components<'a>(
+    from: &'a Path,
+    to: &'a Path,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    let (dir, name) = (from.parent()?.to_str()?, from.file_name()?.to_str()?);
+    let suffix = to
+        .file_name()?
+        .to_str()?
+        .strip_prefix(name)
+        .filter(|s| !s.is_empty())?;
+    (to.parent()? == from.parent()?).then_some((dir, name, suffix))
 }
 
 impl SuffixJournal<'_> {
@@ -96,36 +109,128 @@ impl SuffixJournal<'_> {
             .map(|(n, id)| n.len() + id.map_or(4, str::len))
             .sum();
         let mut out = Vec::with_capacity(64 + self.dir.len() + name_bytes + 8 * files);
-        out.extend_from_slice(b"{\"version\":");
-        out.extend_from_slice(self.version.to_string().as_bytes());
-        out.extend_from_slice(b",\"dir\":");
-        push_json_string(&mut out, self.dir);
-        out.extend_from_slice(b",\"archives\":[");
+        push_journal_start(&mut out, self.version, self.dir);
         for (g, group) in self.archives.iter().enumerate() {
             if g > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(b"{\"suffix\":");
-            push_json_string(&mut out, group.suffix);
-            out.extend_from_slice(b",\"files\":[");
+            push_group_start(&mut out, group.suffix);
             for (f, (name, id)) in group.files.iter().enumerate() {
                 if f > 0 {
                     out.push(b',');
                 }
-                out.push(b'[');
-                push_json_string(&mut out, name);
-                out.push(b',');
-                match id {
-                    Some(id) => push_json_string(&mut out, id),
-                    None => out.extend_from_slice(b"null"),
-                }
-                out.push(b']');
+                push_file(&mut out, name, *id);
             }
-            out.extend_from_slice(b"]}");
+            out.extend_from_slice(GROUP_END);
         }
-        out.extend_from_slice(b"]}");
+        out.extend_from_slice(JOURNAL_END);
         out
     }
+}
+
+/// `{"version":…,"dir":…,"archives":[`
+fn push_journal_start(out: &mut Vec<u8>, version: u32, dir: &str) {
+    out.extend_from_slice(b"{\"version\":");
+    out.extend_from_slice(version.to_string().as_bytes());
+    out.extend_from_slice(b",\"dir\":");
+    push_json_string(out, dir);
+    out.extend_from_slice(b",\"archives\":[");
+}
+
+/// `{"suffix":…,"files":[`
+fn push_group_start(out: &mut Vec<u8>, suffix: &str) {
+    out.extend_from_slice(b"{\"suffix\":");
+    push_json_string(out, suffix);
+    out.extend_from_slice(b",\"files\":[");
+}
+
+/// The end of a group's files and of the group.
+const GROUP_END: &[u8] = b"]}";
+/// The end of the archives and of the journal.
+const JOURNAL_END: &[u8] = b"]}";
+
+/// `[name,sessionId]`
+fn push_file(out: &mut Vec<u8>, name: &str, id: Option<&str>) {
+    out.push(b'[');
+    push_json_string(out, name);
+    out.push(b',');
+    match id {
+        Some(id) => push_json_string(out, id),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.push(b']');
+}
+
+/// Part of the text of a journal of the second form with one suffix, made as the
+/// renames are planned (the parts of a plan on the threads that plan them, in plan
+/// order): [`journal_text`] joins them.
+#[derive(Debug)]
+pub struct JournalPart {
+    text: Vec<u8>,
+    files: usize,
+    /// Whether every rename added was a name in the journal's directory renamed to
+    /// itself plus its suffix.
+    fits: bool,
+}
+
+impl JournalPart {
+    /// An empty part, with room for about `n` renames.
+    pub fn with_capacity(n: usize) -> Self {
+        JournalPart {
+            text: Vec::with_capacity(n * 96),
+            files: 0,
+            fits: true,
+        }
+    }
+
+    /// Adds the rename of `from` to `to` (of `session_id`), planned in a journal of the
+    /// directory `dir` whose renames add `suffix`.
+    pub fn push(&mut self, dir: &str, suffix: &str, from: &Path, to: &Path, id: Option<&str>) {
+        if !self.fits {
+            return;
+        }
+        match suffix_rename_of(from, to) {
+            Some((d, name, s)) if d == dir && s == suffix => {
+                if self.files > 0 {
+                    self.text.push(b',');
+                }
+                push_file(&mut self.text, name, id);
+                self.files += 1;
+            }
+            _ => self.fits = false,
+        }
+    }
+}
+
+/// The journal text (with its final newline) of the renames of `parts`, in order: all in
+/// `dir`, each adding `suffix`; `None` when one did not fit that form, or there are none
+/// ([`write_journal`] then).
+pub fn journal_text(dir: &str, suffix: &str, parts: &[JournalPart]) -> Option<Vec<u8>> {
+    if parts.iter().any(|p| !p.fits) || parts.iter().all(|p| p.files == 0) {
+        return None;
+    }
+    let len: usize = parts.iter().map(|p| p.text.len() + 1).sum();
+    let mut out = Vec::with_capacity(64 + dir.len() + suffix.len() + len);
+    push_journal_start(&mut out, 2, dir);
+    push_group_start(&mut out, suffix);
+    let mut first = true;
+    for part in parts.iter().filter(|p| p.files > 0) {
+        if !first {
+            out.push(b',');
+        }
+        out.extend_from_slice(&part.text);
+        first = false;
+    }
+    out.extend_from_slice(GROUP_END);
+    out.extend_from_slice(JOURNAL_END);
+    out.push(b'\n');
+    Some(out)
+}
+
+/// Records planned renames, durably, before the store is written, from their text made
+/// as they were planned ([`journal_text`]).
+pub fn write_journal_text(path: &Path, text: &[u8]) -> Result<(), AtomicWriteError> {
+    replace_file(path, text, 0o600)
 }
 
 /// Appends `s` as a JSON string, escaped as `serde_json` escapes it; the usual name,
@@ -354,7 +459,11 @@ mod tests {
             plan("/s/a", "/sa.x"),
         ];
         for a in &cases {
-            assert_eq!(suffix_rename(a), suffix_rename_by_components(a), "{a:?}");
+            assert_eq!(
+                suffix_rename(a),
+                suffix_rename_by_components(&a.from, &a.to),
+                "{a:?}"
+            );
         }
         assert_eq!(
             suffix_rename(&cases[0]),

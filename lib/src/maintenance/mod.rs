@@ -45,8 +45,9 @@ use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
-    archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
-    plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
+    archive_batch, archive_dirs, make_file_changes, plan_archives, plan_archives_journaled,
+    plan_retention, plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions,
+    RetentionRule,
 };
 use artifacts::{plan_unreferenced, prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
@@ -608,7 +609,7 @@ pub fn apply_store(
         MaintenanceMode::Warn => BudgetMode::WarnOnly,
         MaintenanceMode::Enforce => BudgetMode::Plan,
     };
-    let mut overlay = DirOverlay::default();
+    let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));
     let mut archives: Arc<Vec<PlannedArchive>> = Arc::default();
     let mut trajectories: Vec<PathBuf> = Vec::new();
     let mut expired: Vec<PathBuf> = Vec::new();
@@ -645,13 +646,9 @@ pub fn apply_store(
                 },
                 || live_session_ids(&ws),
             );
-            archives = Arc::new(plan_archives(
-                &removed,
-                &referenced,
-                &paths,
-                &mut overlay,
-                &clock,
-            ));
+            let (planned, journal_text) =
+                plan_archives_journaled(&removed, &referenced, &paths, &mut overlay, &clock, true);
+            archives = Arc::new(planned);
             if !archives.is_empty() && dm_removed.is_empty() {
                 let prepared = match early_save.take() {
                     Some(h) => join(h),
@@ -684,7 +681,10 @@ pub fn apply_store(
                             let look_ahead = batch.look_ahead(paths.real_dir());
                             (batch, look_ahead)
                         },
-                        || journal::write_journal(&journal, archives.iter()),
+                        || match &journal_text {
+                            Some(text) => journal::write_journal_text(&journal, text),
+                            None => journal::write_journal(&journal, archives.iter()),
+                        },
                     );
                     written.map_err(CleanupError::Journal)?;
                     // The store replaced keeps its inode (and its blocks) while this holds
@@ -743,6 +743,8 @@ pub fn apply_store(
                 expired = plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()));
             }
         }
+        // The budget and the unreferenced pass ask each renamed file's fate.
+        overlay.place_targets();
         let budget = enforce_disk_budget(
             &mut ws,
             &paths,
@@ -826,7 +828,11 @@ pub fn apply_store(
         now_ms: now,
         exclude: &PathSet::new(paths.real_dir()),
         dry_run: false,
-        referenced: None,
+        // The budget's, when it removed no entry: the live entries are the same.
+        referenced: budget
+            .referenced
+            .as_ref()
+            .filter(|_| !budget_removed_entries),
     };
     // With the renames under way, the unreferenced artifacts are planned on the directory
     // as the changes will leave it (what the gateway lists after them), and removed with
