@@ -124,7 +124,7 @@ pub fn plan_archives_journaled(
     overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
     journal: bool,
-) -> (Vec<PlannedArchive>, Option<Vec<u8>>) {
+) -> (Vec<PlannedArchive>, Option<journal::JournalText>) {
     let sessions: Vec<(Option<&str>, Option<&str>)> = removed
         .iter()
         .filter(|(id, _)| !id.is_some_and(|id| referenced_ids.contains(id)))
@@ -199,7 +199,7 @@ pub fn plan_archives_journaled(
     // The text lists every file found: it is the plan's when each was planned.
     let text = journal_dir
         .filter(|_| all_planned)
-        .and_then(|dir| journal::journal_text(dir, &suffix, &parts));
+        .and_then(|dir| journal::journal_text(dir, &suffix, parts));
     (out, text)
 }
 
@@ -640,34 +640,29 @@ mod tests {
                     ..Default::default()
                 });
             }
-            let listing = Arc::clone(paths.snapshot());
-            let mut overlay = DirOverlay::over(listing);
-            let (plan, text) = plan_archives_journaled(
-                &removed,
-                &FxHashSet::default(),
-                &paths,
-                &mut overlay,
-                &|| 1_700_000_000_000,
-                true,
-            );
+            let plan_with = |removed: &RemovedSessions, overlay: &mut DirOverlay, journal| {
+                let clock = || 1_700_000_000_000;
+                let none = FxHashSet::default();
+                plan_archives_journaled(removed, &none, &paths, overlay, &clock, journal)
+            };
+            let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));
+            let (plan, text) = plan_with(&removed, &mut overlay, true);
             assert_eq!(plan.len(), n - n.div_ceil(5), "{n} sessions");
-            let written = root.join("written.json");
+            let (written, made) = (root.join("written.json"), root.join("made.json"));
             journal::write_journal(&written, &plan).unwrap();
             let text = text.expect("a plan of plain renames in one directory");
-            assert_eq!(
-                String::from_utf8(text).unwrap(),
-                std::fs::read_to_string(&written).unwrap()
-            );
+            journal::write_journal_text(&made, &text).unwrap();
+            let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+            assert_eq!(read(&made), read(&written));
+            let renames = |plan: &[PlannedArchive]| -> Vec<(Option<String>, PathBuf, PathBuf)> {
+                plan.iter()
+                    .map(|a| (a.session_id.clone(), a.from.clone(), a.to.clone()))
+                    .collect()
+            };
+            let read_back = journal::read_journal(&made).expect("a journal the reader reads");
+            assert_eq!(renames(&read_back), renames(&plan));
             // Without a journal asked for, the same plan.
-            let mut again = DirOverlay::default();
-            let (same, none) = plan_archives_journaled(
-                &removed,
-                &FxHashSet::default(),
-                &paths,
-                &mut again,
-                &|| 1_700_000_000_000,
-                false,
-            );
+            let (same, none) = plan_with(&removed, &mut DirOverlay::default(), false);
             assert_eq!(same, plan);
             assert!(none.is_none());
             // A file archived once for two sessions, or one in a subdirectory: no text.
@@ -686,15 +681,7 @@ mod tests {
                         ..Default::default()
                     });
                 }
-                let mut view = DirOverlay::default();
-                let (planned, text) = plan_archives_journaled(
-                    &more,
-                    &FxHashSet::default(),
-                    &paths,
-                    &mut view,
-                    &|| 1_700_000_000_000,
-                    true,
-                );
+                let (planned, text) = plan_with(&more, &mut DirOverlay::default(), true);
                 assert!(!planned.is_empty());
                 assert!(text.is_none(), "{:?}", planned.last());
             }

@@ -408,7 +408,7 @@ impl DirOverlay {
         from: &Path,
         to: &Path,
     ) -> bool {
-        if !self.is_over(listing) {
+        if !self.is_over(listing) || i >= listing.len() {
             return self.rename_unless_gone(from, to);
         }
         let Some(listed) = self.listed.as_mut() else {
@@ -717,11 +717,14 @@ impl DirGuard {
         Some(out)
     }
 
-    /// `renameat` of two names in the directory (NUL-terminated, checked as
-    /// [`plain_name_in`] checks them); `None` without the directory open.
+    /// `renameat` of two names in the directory (each ending in its only NUL, checked as
+    /// [`plain_name_in`] checks them); `None` without the directory open, or for a name
+    /// that does not end in a NUL.
     fn rename_plain(&self, from: &[u8], to: &[u8]) -> Option<RenameOutcome> {
         let fd = self.fd.as_ref()?;
-        debug_assert!(from.ends_with(&[0]) && to.ends_with(&[0]));
+        if !from.ends_with(&[0]) || !to.ends_with(&[0]) {
+            return None;
+        }
         // SAFETY: NUL-terminated names; `fd` an open directory.
         let r = unsafe {
             libc::renameat(

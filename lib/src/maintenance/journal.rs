@@ -13,7 +13,7 @@ use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
 use super::paths::{is_clean_absolute, split_clean};
-use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError};
+use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
 
 /// The journal of the store at `store_path`.
 pub fn journal_path(store_path: &Path) -> PathBuf {
@@ -202,35 +202,58 @@ impl JournalPart {
     }
 }
 
+/// The text of a journal of the second form with one suffix, in the pieces it was made
+/// in: written without being joined first ([`write_journal_text`]).
+#[derive(Debug)]
+pub struct JournalText {
+    head: Vec<u8>,
+    /// The parts with at least one rename, in order.
+    parts: Vec<JournalPart>,
+}
+
+/// What ends the text of a [`JournalText`]: its one group, the archives, the journal, the
+/// line.
+const JOURNAL_TEXT_END: &[u8] = b"]}]}\n";
+
+impl JournalText {
+    /// The text's pieces, in order.
+    fn pieces(&self) -> impl Iterator<Item = &[u8]> {
+        let parts = self.parts.iter().enumerate().flat_map(|(k, p)| {
+            let separator: &[u8] = if k > 0 { b"," } else { b"" };
+            [separator, p.text.as_slice()]
+        });
+        std::iter::once(self.head.as_slice())
+            .chain(parts)
+            .chain(std::iter::once(JOURNAL_TEXT_END))
+    }
+
+    /// The text's length in bytes.
+    fn len(&self) -> usize {
+        self.pieces().map(<[u8]>::len).sum()
+    }
+}
+
 /// The journal text (with its final newline) of the renames of `parts`, in order: all in
 /// `dir`, each adding `suffix`; `None` when one did not fit that form, or there are none
 /// ([`write_journal`] then).
-pub fn journal_text(dir: &str, suffix: &str, parts: &[JournalPart]) -> Option<Vec<u8>> {
+pub fn journal_text(dir: &str, suffix: &str, parts: Vec<JournalPart>) -> Option<JournalText> {
     if parts.iter().any(|p| !p.fits) || parts.iter().all(|p| p.files == 0) {
         return None;
     }
-    let len: usize = parts.iter().map(|p| p.text.len() + 1).sum();
-    let mut out = Vec::with_capacity(64 + dir.len() + suffix.len() + len);
-    push_journal_start(&mut out, 2, dir);
-    push_group_start(&mut out, suffix);
-    let mut first = true;
-    for part in parts.iter().filter(|p| p.files > 0) {
-        if !first {
-            out.push(b',');
-        }
-        out.extend_from_slice(&part.text);
-        first = false;
-    }
-    out.extend_from_slice(GROUP_END);
-    out.extend_from_slice(JOURNAL_END);
-    out.push(b'\n');
-    Some(out)
+    let mut head = Vec::with_capacity(64 + dir.len() + suffix.len());
+    push_journal_start(&mut head, 2, dir);
+    push_group_start(&mut head, suffix);
+    debug_assert_eq!([GROUP_END, JOURNAL_END, b"\n"].concat(), JOURNAL_TEXT_END);
+    Some(JournalText {
+        head,
+        parts: parts.into_iter().filter(|p| p.files > 0).collect(),
+    })
 }
 
 /// Records planned renames, durably, before the store is written, from their text made
-/// as they were planned ([`journal_text`]).
-pub fn write_journal_text(path: &Path, text: &[u8]) -> Result<(), AtomicWriteError> {
-    replace_file(path, text, 0o600)
+/// as they were planned ([`journal_text`]): the text [`write_journal`] writes for them.
+pub fn write_journal_text(path: &Path, text: &JournalText) -> Result<(), AtomicWriteError> {
+    PendingReplace::prepare_pieces(path, text.len(), text.pieces(), 0o600)?.commit()
 }
 
 /// Appends `s` as a JSON string, escaped as `serde_json` escapes it; the usual name,
