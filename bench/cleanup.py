@@ -230,11 +230,16 @@ def remove_tree(d: Path) -> None:
         subprocess.run(["rm", "-rf", "--", str(d)], check=True)
 
 
-def copy_tree(src: Path, dst: Path) -> None:
+def copy_tree(src: Path, dst: Path, spent: Path) -> None:
     """Copies `src` to `dst`, and writes the copy back to disk before returning: the
     kernel's writeback of 400 MB of fresh copy would otherwise run during the next timed
-    command (a 2 s run shares the disk and a core with it; a 2 min run barely notices)."""
-    remove_tree(dst)
+    command (a 2 s run shares the disk and a core with it; a 2 min run barely notices).
+    The copy a run left is moved into `spent`, deleted once every run is timed: deleting
+    100k files right before a timed command has the filesystem free (and, on a mount with
+    `discard`, discard) their blocks while that command runs."""
+    if dst.exists():
+        spent.mkdir(parents=True, exist_ok=True)
+        dst.rename(spent / str(sum(1 for _ in spent.iterdir())))
     subprocess.run(["cp", "-a", str(src), str(dst)], check=True)
     os.sync()
 
@@ -311,7 +316,7 @@ def main():
             remove_tree(d)
         t0 = time.time()
         gen(work, a.entries)
-        copy_tree(work, pristine)
+        copy_tree(work, pristine, data / "spent")
         # Calibrate the disk budget: measure the would-be total with a huge budget.
         maint = {"pruneAfter": "30d", "maxEntries": a.entries // 2, "maxDiskBytes": "1tb"}
         config_path.write_text(json.dumps({"session": {"maintenance": maint}}))
@@ -341,9 +346,11 @@ def main():
     machine_before = harness.machine()
     samples = {k: [] for k in [*dry, *apply, *base]}
     summaries, prints = {}, {}
+    spent = data / "spent"
+    remove_tree(spent)
     for rnd_i in range(a.rounds):
         flip = (lambda d: list(d.items())[::-1]) if rnd_i % 2 else (lambda d: list(d.items()))
-        copy_tree(pristine, work)
+        copy_tree(pristine, work, spent)
         for k, cmd in flip(base):
             t, rss, _ = run(cmd, env, stdout=subprocess.DEVNULL)
             samples[k].append((t, rss))
@@ -352,12 +359,13 @@ def main():
             samples[k].append((t, rss))
             summaries[k] = json.loads(out)
         for k, (cmd, e) in flip(apply):
-            copy_tree(pristine, work)
+            copy_tree(pristine, work, spent)
             t, rss, out = run(cmd, e)
             samples[k].append((t, rss))
             summaries[k] = json.loads(out)
             prints[k] = fingerprint(work)
         print(f"round {rnd_i + 1}: " + ", ".join(f"{k} {v[-1][0]:.3f}s" for k, v in samples.items()), file=sys.stderr)
+    remove_tree(spent)
     if not a.keep:
         remove_tree(work)
     med = {k: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v)) for k, v in samples.items()}
