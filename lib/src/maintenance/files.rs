@@ -214,8 +214,8 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 /// passed through [`DirOverlay::apply`]. Paths are canonical; they are kept and compared
 /// as their bytes, normalised as `Path` compares them ([`overlay_key`]; hashing a `Path`
 /// parses its components each time). An overlay made [`DirOverlay::over`] a listing keeps
-/// the plans of the listed names by their place in it (no path hashed or copied), and
-/// answers a listed file's fate by its place ([`dir_files`]).
+/// the plans of the listed names by their place in it (no source path hashed or copied),
+/// and answers a listed file's fate by its place ([`dir_files`]).
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
     renamed: HashMap<OsString, PathBuf, FxBuild>,
