@@ -103,21 +103,11 @@ impl RenamePairs for Vec<PlannedArchive> {
 /// Plans archiving the transcripts of removed sessions that no remaining entry
 /// references (`archiveRemovedSessionTranscripts` restricted to the store directory):
 /// existing regular files, not already gone in `overlay`, each once. The renames are
-/// added to `overlay`; [`make_file_changes`] does them.
+/// added to `overlay`; [`make_file_changes`] does them. With `journal`, the text of their
+/// journal comes too ([`journal::journal_text`]), made by the threads that find the files
+/// (`None`: the plan does not fit that form, or is empty; [`journal::write_journal`]
+/// writes it then).
 pub fn plan_archives(
-    removed: &RemovedSessions,
-    referenced_ids: &FxHashSet<&str>,
-    paths: &SessionPaths,
-    overlay: &mut DirOverlay,
-    clock: &dyn Fn() -> i64,
-) -> Vec<PlannedArchive> {
-    plan_archives_journaled(removed, referenced_ids, paths, overlay, clock, false).0
-}
-
-/// [`plan_archives`], and, when `journal`, the text of their journal
-/// ([`journal::journal_text`]), made by the threads that find the files (`None`: the plan
-/// does not fit that form, or is empty; [`journal::write_journal`] writes it then).
-pub fn plan_archives_journaled(
     removed: &RemovedSessions,
     referenced_ids: &FxHashSet<&str>,
     paths: &SessionPaths,
@@ -599,7 +589,14 @@ mod tests {
                 std::fs::write(root.join(format!("s{k}.jsonl")), "x").unwrap();
             }
             let mut overlay = DirOverlay::default();
-            let plan = plan_archives(&removed, &FxHashSet::default(), &paths, &mut overlay, &|| 0);
+            let (plan, _) = plan_archives(
+                &removed,
+                &FxHashSet::default(),
+                &paths,
+                &mut overlay,
+                &|| 0,
+                false,
+            );
             let want: Vec<(Option<String>, PathBuf)> = (0..half)
                 .filter(|k| k % 3 != 0)
                 .map(|k| (Some(format!("s{k}-{n}")), root.join(format!("s{k}.jsonl"))))
@@ -643,7 +640,7 @@ mod tests {
             let plan_with = |removed: &RemovedSessions, overlay: &mut DirOverlay, journal| {
                 let clock = || 1_700_000_000_000;
                 let none = FxHashSet::default();
-                plan_archives_journaled(removed, &none, &paths, overlay, &clock, journal)
+                plan_archives(removed, &none, &paths, overlay, &clock, journal)
             };
             let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));
             let (plan, text) = plan_with(&removed, &mut overlay, true);

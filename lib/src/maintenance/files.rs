@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::fx_hash::FxBuild;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::dir_snapshot::{lstat_at, open_dir, DirSnapshot};
@@ -717,15 +717,11 @@ impl DirGuard {
         Some(out)
     }
 
-    /// `renameat` of two names in the directory (each ending in its only NUL, checked as
-    /// [`plain_name_in`] checks them); `None` without the directory open, or for a name
-    /// that does not end in a NUL.
-    fn rename_plain(&self, from: &[u8], to: &[u8]) -> Option<RenameOutcome> {
+    /// `renameat` of two names in the directory (checked as [`plain_name_in`] checks
+    /// them); `None` without the directory open.
+    fn rename_plain(&self, from: &CStr, to: &CStr) -> Option<RenameOutcome> {
         let fd = self.fd.as_ref()?;
-        if !from.ends_with(&[0]) || !to.ends_with(&[0]) {
-            return None;
-        }
-        // SAFETY: NUL-terminated names; `fd` an open directory.
+        // SAFETY: C strings; `fd` an open directory.
         let r = unsafe {
             libc::renameat(
                 fd.as_raw_fd(),
@@ -885,9 +881,14 @@ impl DirGuard {
     fn renaming(&self, from: &Path, to: &Path) -> RenameOutcome {
         // The common case, checked in one pass over each path's bytes.
         if let (Some(a), Some(b)) = (self.plain_c_name(from), self.plain_c_name(to)) {
-            let (a, b) = (nul_terminated(&a), nul_terminated(&b));
-            if let Some(o) = self.rename_plain(a, b) {
-                return o;
+            let names = (
+                CStr::from_bytes_until_nul(&a),
+                CStr::from_bytes_until_nul(&b),
+            );
+            if let (Ok(a), Ok(b)) = names {
+                if let Some(o) = self.rename_plain(a, b) {
+                    return o;
+                }
             }
         }
         if !self.contains(from) || !self.contains(to) {
@@ -1245,12 +1246,6 @@ fn plain_name_in<'p>(dir: &Path, p: &'p Path) -> Option<&'p [u8]> {
     plain.then_some(name)
 }
 
-/// A name buffer of [`DirGuard::plain_c_name`] up to and including its first NUL.
-fn nul_terminated(buf: &[u8; NAME_MAX + 1]) -> &[u8] {
-    let end = buf.iter().position(|&c| c == 0).unwrap_or(NAME_MAX);
-    &buf[..=end]
-}
-
 /// The names of a batch's renames, when both are plain names ([`plain_name_in`]) in the
 /// listed directory: `from` and `to`, each NUL-terminated, side by side in one buffer,
 /// so that the renamer reads neither path (scattered in memory) nor checks it again.
@@ -1303,17 +1298,16 @@ impl PlainNames {
         names
     }
 
-    /// The NUL-terminated names of pair `i`, when plain.
-    fn pair(&self, i: usize) -> Option<(&[u8], &[u8])> {
+    /// The names of pair `i`, when plain.
+    fn pair(&self, i: usize) -> Option<(&CStr, &CStr)> {
         let at = *self.at.get(i)?;
         if at == u32::MAX {
             return None;
         }
         let rest = &self.bytes[at as usize..];
-        let from_end = rest.iter().position(|&c| c == 0)?;
-        let (from, rest) = rest.split_at(from_end + 1);
-        let to_end = rest.iter().position(|&c| c == 0)?;
-        Some((from, &rest[..=to_end]))
+        let from = CStr::from_bytes_until_nul(rest).ok()?;
+        let to = CStr::from_bytes_until_nul(&rest[from.to_bytes_with_nul().len()..]).ok()?;
+        Some((from, to))
     }
 }
 
@@ -1967,15 +1961,12 @@ mod tests {
                 (root.join("gone.jsonl"), root.join("gone.jsonl.deleted.x")),
             ];
             let names = PlainNames::new(&root, &pairs);
-            assert_eq!(
-                names.pair(0),
-                Some((&b"a.jsonl\0"[..], &b"a.jsonl.deleted.x\0"[..]))
-            );
+            assert_eq!(names.pair(0), Some((c"a.jsonl", c"a.jsonl.deleted.x")));
             assert_eq!(names.pair(1), None, "a destination in a subdirectory");
             assert_eq!(names.pair(2), None, "a name starting with ..");
             assert_eq!(
                 names.pair(3),
-                Some((&b"gone.jsonl\0"[..], &b"gone.jsonl.deleted.x\0"[..]))
+                Some((c"gone.jsonl", c"gone.jsonl.deleted.x"))
             );
             let snap = Arc::new(DirSnapshot::read(&root));
             let mut batch = RenameBatch::new(Arc::new(pairs), Some(&snap));

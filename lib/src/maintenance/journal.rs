@@ -211,10 +211,6 @@ pub struct JournalText {
     parts: Vec<JournalPart>,
 }
 
-/// What ends the text of a [`JournalText`]: its one group, the archives, the journal, the
-/// line.
-const JOURNAL_TEXT_END: &[u8] = b"]}]}\n";
-
 impl JournalText {
     /// The text's pieces, in order.
     fn pieces(&self) -> impl Iterator<Item = &[u8]> {
@@ -222,9 +218,10 @@ impl JournalText {
             let separator: &[u8] = if k > 0 { b"," } else { b"" };
             [separator, p.text.as_slice()]
         });
+        // Its one group ends, then the journal and its line.
         std::iter::once(self.head.as_slice())
             .chain(parts)
-            .chain(std::iter::once(JOURNAL_TEXT_END))
+            .chain([GROUP_END, JOURNAL_END, b"\n"])
     }
 
     /// The text's length in bytes.
@@ -243,7 +240,6 @@ pub fn journal_text(dir: &str, suffix: &str, parts: Vec<JournalPart>) -> Option<
     let mut head = Vec::with_capacity(64 + dir.len() + suffix.len());
     push_journal_start(&mut head, 2, dir);
     push_group_start(&mut head, suffix);
-    debug_assert_eq!([GROUP_END, JOURNAL_END, b"\n"].concat(), JOURNAL_TEXT_END);
     Some(JournalText {
         head,
         parts: parts.into_iter().filter(|p| p.files > 0).collect(),

@@ -45,9 +45,8 @@ use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
-    archive_batch, archive_dirs, make_file_changes, plan_archives, plan_archives_journaled,
-    plan_retention, plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions,
-    RetentionRule,
+    archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
+    plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
 };
 use artifacts::{plan_unreferenced, prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
@@ -537,10 +536,12 @@ pub fn apply_store(
 ) -> Result<StoreOutcome, CleanupError> {
     let mut paths = session_paths(ctx, target);
     let journal = journal::journal_path(&target.store_path);
+    // A journal left by an interrupted run (nothing else writes it under the store lock).
+    let pending_journal = journal.exists();
     // Listed with the store read (without a journal to finish first), the directory's
     // sizes are left for later (`stats_later`), when the budget needs them.
-    let sizes_later = !journal.exists() && wants_sizes(maintenance);
-    let mut store = if journal.exists() {
+    let sizes_later = !pending_journal && wants_sizes(maintenance);
+    let mut store = if pending_journal {
         // The journal's renames come first: the directory is listed after them.
         StoreFacts::read(&target.store_path, paths.sessions_dir(), PassMode::Apply)?
     } else {
@@ -571,7 +572,7 @@ pub fn apply_store(
     let mut ws = WorkingSet::new(store.take_facts());
 
     // Finish the renames of a run interrupted after its store write.
-    if journal.exists() {
+    if pending_journal {
         let live = live_session_ids(&ws);
         let referenced = artifacts::referenced_paths(&ws, &paths);
         journal::recover_journal(&journal, &live, &referenced, &mut guard);
@@ -647,7 +648,7 @@ pub fn apply_store(
                 || live_session_ids(&ws),
             );
             let (planned, journal_text) =
-                plan_archives_journaled(&removed, &referenced, &paths, &mut overlay, &clock, true);
+                plan_archives(&removed, &referenced, &paths, &mut overlay, &clock, true);
             archives = Arc::new(planned);
             if !archives.is_empty() && dm_removed.is_empty() {
                 let prepared = match early_save.take() {
@@ -768,7 +769,15 @@ pub fn apply_store(
             Vec::new()
         } else {
             let referenced = live_session_ids(&ws);
-            plan_archives(&dm_removed, &referenced, &paths, &mut overlay, &clock)
+            plan_archives(
+                &dm_removed,
+                &referenced,
+                &paths,
+                &mut overlay,
+                &clock,
+                false,
+            )
+            .0
         };
         Ok((budget, dm_archives, early_save.map(join).or(early_prepared)))
     });
