@@ -62,18 +62,14 @@ pub fn is_archive_artifact(name: &str) -> bool {
         .any(|r| has_archive_suffix(name, *r))
 }
 
-fn is_hex(s: &str) -> bool {
-    s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// Whether `s` is a UUID (8-4-4-4-12 hex, any version).
 pub fn is_uuid(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.len() == 5
-        && [8, 4, 4, 4, 12]
-            .iter()
-            .zip(&parts)
-            .all(|(n, p)| p.len() == *n && is_hex(p))
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 fn is_rfc4122_uuid(s: &str) -> bool {

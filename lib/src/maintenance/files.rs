@@ -619,6 +619,8 @@ pub struct DirGuard {
     /// Whether `real_dir` is clean and absolute (and not `/`): the names of the paths
     /// directly in it are then read from their bytes ([`DirGuard::plain_c_name`]).
     clean_dir: bool,
+    /// The directory's changes being made durable ahead of [`DirGuard::sync`].
+    syncing: Option<std::thread::JoinHandle<()>>,
 }
 
 /// The longest name of a directory entry (Linux's `NAME_MAX`).
@@ -693,6 +695,7 @@ impl DirGuard {
             touched_dirs: HashSet::new(),
             last_touched: None,
             clean_dir: is_clean_absolute(real_dir) && real_dir.as_os_str().len() > 1,
+            syncing: None,
         }
     }
 
@@ -1105,6 +1108,10 @@ impl DirGuard {
                     .collect();
                 (underway.wait(), events)
             });
+        // Every change of the batch is made: the disk writes them while they are recorded.
+        if !(pairs.is_empty() && removals.is_empty()) {
+            self.start_sync();
+        }
         // Every rename and every removal was made once: back to plan order to record.
         renames.sort_unstable_by_key(|&(i, _)| i);
         done.sort_unstable_by_key(|&(i, _)| i);
@@ -1185,8 +1192,29 @@ impl DirGuard {
         self.last_touched = Some(d.to_path_buf());
     }
 
+    /// Starts making the changes made so far in the directory durable, on a thread of its
+    /// own: [`DirGuard::sync`] waits for it, and then syncs what came after (a directory
+    /// with nothing left to write syncs at once). Without a thread, leaves it to `sync`.
+    fn start_sync(&mut self) {
+        let Some(fd) = self.fd.as_ref().and_then(|fd| fd.try_clone().ok()) else {
+            return;
+        };
+        if let Some(earlier) = self.syncing.take() {
+            let _ = earlier.join();
+        }
+        self.syncing = std::thread::Builder::new()
+            .spawn(move || {
+                // A failure shows again in `sync`'s own fsync, which is the one that counts.
+                let _ = std::fs::File::from(fd).sync_all();
+            })
+            .ok();
+    }
+
     /// Makes every rename and removal so far durable (one `fsync` per directory).
     pub fn sync(&mut self) {
+        if let Some(syncing) = self.syncing.take() {
+            let _ = syncing.join();
+        }
         self.last_touched = None;
         for d in self.touched_dirs.drain() {
             let _ = crate::atomic_file::sync_dir(&d);

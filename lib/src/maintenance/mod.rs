@@ -20,6 +20,7 @@ pub mod deciding_fields;
 pub mod dir_snapshot;
 pub mod disk_budget;
 pub mod files;
+pub mod halves;
 pub mod journal;
 pub mod missing;
 pub mod paths;
@@ -831,6 +832,16 @@ pub fn apply_store(
             return Err(e.into());
         }
     };
+    // No store write is left, and rows are made from the store only when asked for: the
+    // store goes now, on a thread of its own, while the file changes are made. Its text
+    // maps the file it read, which the write replaced: unmapping it frees that file (its
+    // cached pages and its blocks), which took about 20 ms at exit in the 100k bench.
+    let store = if opts.want_rows {
+        Some(store)
+    } else {
+        free_in_background(store);
+        None
+    };
     let prune_params = PruneParams {
         store_path: &target.store_path,
         older_than_ms: maintenance.prune_after_ms,
@@ -928,10 +939,9 @@ pub fn apply_store(
     summary.unreferenced = unreferenced;
     summary.would_mutate = summary.compute_would_mutate();
     summary.applied_count = Some(ws.len() as u64);
-    let rows = if opts.want_rows {
-        r.action_rows(&store, &ws)
-    } else {
-        Vec::new()
+    let rows = match &store {
+        Some(store) => r.action_rows(store, &ws),
+        None => Vec::new(),
     };
     free_in_background((store, ws, paths, overlay, archives));
     Ok(StoreOutcome {

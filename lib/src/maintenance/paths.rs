@@ -13,24 +13,24 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::dir_snapshot::DirSnapshot;
 use crate::paths::absolutize;
 use crate::session_key::{js_trim, normalize_agent_id};
-use crate::transcript_path::{agent_id_from_path, is_valid_transcript_id};
+use crate::transcript_path::{
+    agent_id_from_path, is_valid_transcript_id, looks_like_generated_session_id,
+};
 use regex::Regex;
 
 /// `extractGeneratedTranscriptSessionId`: the generated (UUID v1–8) session id a
 /// transcript file name was derived from: `<id>.jsonl`, `<id>-topic-<t>.jsonl` or
 /// `<ISO stamp>_<id>.jsonl`.
 pub fn generated_session_id(session_file: &str) -> Option<&str> {
-    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
-    let (fork, uuid) = RE.get_or_init(|| {
-        (
-            Regex::new(
-                r"^(\d{4}-\d{2}-\d{2}T[A-Za-z0-9_-]+(?:Z|[+-]\d{2}(?:-\d{2})?)?)_([^\n\r\u{2028}\u{2029}]+)$",
-            )
-            .expect("static regex"),
-            Regex::new(r"^(?i)[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-                .expect("static regex"),
+    static FORK: OnceLock<Regex> = OnceLock::new();
+    let fork = FORK.get_or_init(|| {
+        Regex::new(
+            r"^(\d{4}-\d{2}-\d{2}T[A-Za-z0-9_-]+(?:Z|[+-]\d{2}(?:-\d{2})?)?)_([^\n\r\u{2028}\u{2029}]+)$",
         )
+        .expect("static regex")
     });
+    // `/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i`.
+    let uuid = looks_like_generated_session_id;
     let trimmed = js_trim(session_file);
     if trimmed.is_empty() {
         return None;
@@ -39,15 +39,15 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
     let stem = base.strip_suffix(".jsonl")?;
     if let Some(i) = stem.find("-topic-").filter(|&i| i > 0) {
         let id = &stem[..i];
-        return uuid.is_match(id).then_some(id);
+        return uuid(id).then_some(id);
     }
     // A fork name starts with a date and holds `_`: most stems are a bare UUID.
     let forked = stem.as_bytes().first().is_some_and(u8::is_ascii_digit) && stem.contains('_');
     if let Some(c) = forked.then(|| fork.captures(stem)).flatten() {
         let id = c.get(2).map_or("", |m| m.as_str());
-        return uuid.is_match(id).then_some(id);
+        return uuid(id).then_some(id);
     }
-    uuid.is_match(stem).then_some(stem)
+    uuid(stem).then_some(stem)
 }
 
 /// Whether `p` is absolute and already normal (no `.`, `..`, doubled or trailing `/`).
@@ -560,6 +560,42 @@ mod tests {
     use super::*;
 
     const U: &str = "123e4567-e89b-42d3-a456-426614174000";
+
+    /// The hand-written UUID check is the gateway's regex, on ids that nearly are UUIDs.
+    #[test]
+    fn the_generated_id_check_is_the_gateways_regex() {
+        let re = Regex::new(
+            r"^(?i)[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
+        )
+        .unwrap();
+        let base = "0f1e2d3c-4b5a-4978-8a9b-0c1d2e3f4a5b";
+        let mut ids = vec![base.to_string(), base.to_uppercase(), String::new()];
+        for at in 0..base.len() {
+            for c in [
+                '0', '9', 'a', 'f', 'A', 'F', 'g', 'G', '-', 'é', '\n', '1', '8', 'b', 'B', 'c',
+            ] {
+                let mut id: Vec<char> = base.chars().collect();
+                id[at] = c;
+                ids.push(id.iter().collect());
+            }
+            ids.push(format!("{}{}", &base[..at], &base[at + 1..]));
+            ids.push(format!("{}x{}", &base[..at], &base[at..]));
+        }
+        ids.push(format!("{base}\n"));
+        for id in &ids {
+            assert_eq!(
+                looks_like_generated_session_id(id),
+                re.is_match(id),
+                "{id:?}"
+            );
+            let file = format!("/s/{id}.jsonl");
+            assert_eq!(
+                generated_session_id(&file),
+                re.is_match(id).then_some(id.as_str()),
+                "{file:?}"
+            );
+        }
+    }
 
     #[test]
     fn generated_ids() {

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde_json::{Map, Value};
 
 use super::deciding_fields::{is_deciding_field, DecidingFields};
+use super::halves::{fill_in_halves, Half};
 use crate::atomic_file::PendingReplace;
 use crate::fx_hash::{FxBuild, FxHashMap, FxHashSet};
 use crate::jsjson;
@@ -619,6 +620,82 @@ fn has_duplicate_key(parts: &[Vec<WalkedEntry>]) -> bool {
     !parts.iter().flatten().all(|e| seen.insert(&e.key))
 }
 
+/// From how many walked entries [`StoreFacts::from_walk`] gathers them on two threads.
+const PARALLEL_GATHER_MIN: usize = 4096;
+
+/// What one half of a walk gathers for [`StoreFacts`] besides the facts themselves.
+#[derive(Debug, Default)]
+struct Gathered {
+    /// Every entry's key and value range, kept or dropped (the scan's).
+    keys: Vec<(String, Range<usize>)>,
+    /// Each kept entry's raw index.
+    raw: Vec<usize>,
+    /// Apply mode: each kept entry's chunk, its blob ids not yet interned.
+    chunks: Vec<(Chunk, Vec<usize>)>,
+    /// Apply mode: the kept entries (by place in this half) that need a blob.
+    with_blob: Vec<usize>,
+    /// Whether the load changed or dropped an entry.
+    changed: bool,
+}
+
+impl Gathered {
+    /// Gathers the entries of `part` (raw indices from `base`), every one kept as read
+    /// or dropped, pushing the kept ones' facts to `facts`; its vectors have room for
+    /// `room` entries (the second half's are appended to the first's).
+    fn from(
+        part: Vec<Vec<WalkedEntry>>,
+        base: usize,
+        room: usize,
+        mode: PassMode,
+        facts: &mut Half<'_, Facts>,
+    ) -> Self {
+        let mut out = Gathered {
+            keys: Vec::with_capacity(room),
+            raw: Vec::with_capacity(room),
+            ..Default::default()
+        };
+        let wants_chunk = mode != PassMode::Preview { chunks: false };
+        let apply = mode == PassMode::Apply;
+        if apply {
+            out.chunks.reserve(room);
+        }
+        for (i, e) in part.into_iter().flatten().enumerate() {
+            let WalkedEntry {
+                key,
+                key_start,
+                value,
+                lean,
+                ..
+            } = e;
+            let chunk = key_start - 2..value.end;
+            out.keys.push((key, value));
+            let Some(Lean::Kept {
+                facts: mut f,
+                changed,
+                ..
+            }) = lean
+            else {
+                // Not an object, or dropped: the gateway drops it.
+                out.changed = true;
+                continue;
+            };
+            out.changed |= changed;
+            if wants_chunk {
+                f.chunk_len = chunk.len() as i64;
+                if apply {
+                    if f.blob.is_some() {
+                        out.with_blob.push(out.raw.len());
+                    }
+                    out.chunks.push((Chunk::InFile(chunk), Vec::new()));
+                }
+            }
+            out.raw.push(base + i);
+            facts.push(f);
+        }
+        out
+    }
+}
+
 impl StoreFacts {
     /// Reads the store at `path` (missing: empty; malformed: the same errors as a full
     /// load) and computes every entry's facts.
@@ -671,10 +748,40 @@ impl StoreFacts {
         path: &Path,
         sessions_dir: &Path,
         st: StoreText,
-        mut walked: Vec<Vec<WalkedEntry>>,
+        walked: Vec<Vec<WalkedEntry>>,
         mode: PassMode,
     ) -> Self {
+        let count: usize = walked.iter().map(Vec::len).sum();
+        Self::from_walk_on(
+            path,
+            sessions_dir,
+            st,
+            walked,
+            mode,
+            count >= PARALLEL_GATHER_MIN,
+        )
+    }
+
+    /// [`StoreFacts::from_walk`], the entries kept as read gathered on two threads when
+    /// `in_halves` (and every entry was kept as read or dropped).
+    fn from_walk_on(
+        path: &Path,
+        sessions_dir: &Path,
+        st: StoreText,
+        mut walked: Vec<Vec<WalkedEntry>>,
+        mode: PassMode,
+        in_halves: bool,
+    ) -> Self {
         let bom = st.body_start > 0;
+        let wants_chunk = mode != PassMode::Preview { chunks: false };
+        let as_read = |e: &WalkedEntry| match &e.lean {
+            None | Some(Lean::Dropped) => true,
+            Some(Lean::Kept { identity, .. }) => *identity || !wants_chunk,
+            Some(Lean::Full) => false,
+        };
+        if in_halves && walked.iter().flatten().all(as_read) {
+            return Self::gathered(path, sessions_dir, st, walked, mode, bom);
+        }
         // The keys move into the scan; each entry keeps its chunk and its lean verdict
         // where the walk left them (no second copy of every verdict).
         let count = walked.iter().map(Vec::len).sum();
@@ -693,6 +800,63 @@ impl StoreFacts {
                 mode,
                 &mut blobs,
             );
+        }
+        out
+    }
+
+    /// The store from a walk whose every entry was kept as read or dropped: the entries'
+    /// facts, keys and chunks gathered from the two halves of the walk on two threads (as
+    /// [`StoreFacts::push_lean`] does one by one), then the blobs interned in order.
+    fn gathered(
+        path: &Path,
+        sessions_dir: &Path,
+        st: StoreText,
+        mut walked: Vec<Vec<WalkedEntry>>,
+        mode: PassMode,
+        bom: bool,
+    ) -> Self {
+        let count: usize = walked.iter().map(Vec::len).sum();
+        // Two halves of whole segments, about as many entries in each.
+        let mut at = 0;
+        let mut before = 0;
+        while at < walked.len() && before + walked[at].len() <= count / 2 {
+            before += walked[at].len();
+            at += 1;
+        }
+        let second = walked.split_off(at);
+        let first = walked;
+        let kept = |part: &[Vec<WalkedEntry>]| {
+            part.iter()
+                .flatten()
+                .filter(|e| matches!(e.lean, Some(Lean::Kept { .. })))
+                .count()
+        };
+        let (kept_first, kept_second) = (kept(&first), kept(&second));
+        let (entries, mut a, mut b) = fill_in_halves(
+            kept_first,
+            kept_second,
+            |half| Gathered::from(first, 0, count, mode, half),
+            |half| Gathered::from(second, before, count - before, mode, half),
+        );
+        a.keys.append(&mut b.keys);
+        let scan = StoreScan::from_split(path, st, a.keys);
+        let mut out = StoreFacts::empty(path, sessions_dir, scan, bom);
+        out.entries = entries;
+        a.raw.append(&mut b.raw);
+        out.raw_index = a.raw;
+        a.chunks.append(&mut b.chunks);
+        out.chunks = a.chunks;
+        out.changed_on_load |= a.changed || b.changed;
+        // The blobs in entry order: each gets the id the one-by-one road gives it.
+        let mut blobs = BlobCache::default();
+        let with_blob = a.with_blob.into_iter();
+        for k in with_blob.chain(b.with_blob.into_iter().map(|k| k + kept_first)) {
+            let Some((hash, bytes)) = out.entries[k].blob.take() else {
+                continue;
+            };
+            let ids = out.intern_blob(&hash, bytes, &mut blobs);
+            out.entries[k].blob = Some((hash, bytes));
+            out.chunks[k].1 = ids;
         }
         out
     }
@@ -1161,6 +1325,95 @@ mod tests {
                 .save()
                 .unwrap();
             assert_eq!(ours, std::fs::read_to_string(&p).unwrap());
+        }
+    }
+
+    /// A walk's entries gathered in two halves on two threads, or one by one: the same
+    /// facts, raw indices, chunks, blob ids, load change and written bytes, in every mode.
+    #[test]
+    fn a_walk_gathered_in_halves_is_the_walk_taken_one_by_one() {
+        let d = tempfile::tempdir().unwrap();
+        let mut refs = Vec::new();
+        for text in ["first prompt ".repeat(60), "second prompt ".repeat(70)] {
+            let hash = {
+                use sha2::Digest;
+                let d = sha2::Sha256::digest(text.as_bytes());
+                d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            };
+            let path = blob_path(d.path(), &hash);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &text).unwrap();
+            refs.push(serde_json::json!({"version": 1, "algorithm": "sha256", "hash": hash, "bytes": text.len()}));
+        }
+        let mut map = serde_json::Map::new();
+        for k in 0..3000u64 {
+            let value = match k % 7 {
+                // Not objects: dropped.
+                0 => serde_json::json!(k),
+                1 => serde_json::json!([k]),
+                // Prompt blobs, the second one first met late in the store.
+                2 | 3 => {
+                    let r = &refs[usize::from(k % 7 == 3 && k > 2000)];
+                    serde_json::json!({"sessionId": format!("s{k}"), "updatedAt": k,
+                        "skillsSnapshot": {"skills": [], "promptRef": r}})
+                }
+                _ => serde_json::json!({"sessionId": format!("s{k}"), "updatedAt": k,
+                    "chatType": "direct", "sessionFile": format!("s{k}.jsonl")}),
+            };
+            map.insert(format!("agent:main:explicit:k{k}"), value);
+        }
+        let text = crate::jsjson::to_string_pretty(&Value::Object(map));
+        let p = d.path().join("sessions.json");
+        std::fs::write(&p, &text).unwrap();
+        let modes = [
+            PassMode::Preview { chunks: false },
+            PassMode::Preview { chunks: true },
+            PassMode::Apply,
+        ];
+        for mode in modes {
+            let read = |in_halves: bool| {
+                let st = read_store_text(&p).unwrap().unwrap();
+                let walked = walk_canonical(&st, d.path(), mode).unwrap();
+                assert!(walked.len() >= 2, "{} segments", walked.len());
+                // Every entry kept as read or dropped: the halves' road is open.
+                assert!(walked.iter().flatten().all(|e| match &e.lean {
+                    None | Some(Lean::Dropped) => true,
+                    Some(Lean::Kept { identity, .. }) => *identity,
+                    Some(Lean::Full) => false,
+                }));
+                StoreFacts::from_walk_on(&p, d.path(), st, walked, mode, in_halves)
+            };
+            let (halves, one_by_one) = (read(true), read(false));
+            assert_eq!(halves.entries, one_by_one.entries, "{mode:?}");
+            assert_eq!(halves.raw_index, one_by_one.raw_index, "{mode:?}");
+            assert_eq!(halves.changed_on_load, one_by_one.changed_on_load);
+            assert_eq!(halves.scan.len(), one_by_one.scan.len());
+            for i in 0..halves.scan.len() {
+                assert_eq!(halves.scan.key(i), one_by_one.scan.key(i));
+                assert_eq!(halves.scan.range(i), one_by_one.scan.range(i));
+            }
+            let chunks = |f: &StoreFacts| -> Vec<(String, Vec<usize>)> {
+                f.chunks
+                    .iter()
+                    .map(|(c, ids)| (c.text(f.scan.text()).to_string(), ids.clone()))
+                    .collect()
+            };
+            assert_eq!(chunks(&halves), chunks(&one_by_one), "{mode:?}");
+            let blobs = |f: &StoreFacts| -> Vec<PathBuf> {
+                f.blobs.iter().map(|b| b.path.clone()).collect()
+            };
+            assert_eq!(blobs(&halves), blobs(&one_by_one));
+            if mode == PassMode::Apply {
+                assert_eq!(halves.blobs.len(), 2);
+                assert!(halves.chunks.iter().any(|(_, ids)| ids == &[1]));
+                let alive: Vec<bool> = (0..halves.len()).map(|i| i % 3 != 0).collect();
+                halves.save(&alive).unwrap();
+                let ours = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(&p, &text).unwrap();
+                one_by_one.save(&alive).unwrap();
+                assert_eq!(ours, std::fs::read_to_string(&p).unwrap());
+                std::fs::write(&p, &text).unwrap();
+            }
         }
     }
 
