@@ -29,7 +29,7 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
         )
         .expect("static regex")
     });
-    // `/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i`.
+    // The ids: `/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i`.
     let uuid = looks_like_generated_session_id;
     let trimmed = js_trim(session_file);
     if trimmed.is_empty() {

@@ -642,7 +642,7 @@ impl Gathered {
     /// Gathers the entries of `part` (raw indices from `base`), every one kept as read
     /// or dropped, pushing the kept ones' facts to `facts`; its vectors have room for
     /// `room` entries (the second half's are appended to the first's).
-    fn from(
+    fn from_part(
         part: Vec<Vec<WalkedEntry>>,
         base: usize,
         room: usize,
@@ -835,8 +835,8 @@ impl StoreFacts {
         let (entries, mut a, mut b) = fill_in_halves(
             kept_first,
             kept_second,
-            |half| Gathered::from(first, 0, count, mode, half),
-            |half| Gathered::from(second, before, count - before, mode, half),
+            |half| Gathered::from_part(first, 0, count, mode, half),
+            |half| Gathered::from_part(second, before, count - before, mode, half),
         );
         a.keys.append(&mut b.keys);
         let scan = StoreScan::from_split(path, st, a.keys);
