@@ -298,6 +298,16 @@ impl ListedPlans {
         self.plans[i] = plan;
     }
 
+    /// Plans the rename of entry `i` to `to` unless it has a plan already (removed or
+    /// renamed away); whether it was planned.
+    fn rename_unless_planned(&mut self, i: usize, to: &Path) -> bool {
+        if self.plans[i] != 0 {
+            return false;
+        }
+        self.rename(i, to);
+        true
+    }
+
     fn rename(&mut self, i: usize, to: &Path) {
         match self.plans[i] & !REMOVED {
             0 => {
@@ -381,11 +391,7 @@ impl DirOverlay {
     pub fn rename_unless_gone(&mut self, from: &Path, to: &Path) -> bool {
         let key = overlay_key(from);
         if let (Some(i), Some(listed)) = (self.place(&key), self.listed.as_mut()) {
-            if listed.plans[i] != 0 {
-                return false;
-            }
-            listed.rename(i, to);
-            return true;
+            return listed.rename_unless_planned(i, to);
         }
         if self.removed.contains(&*key) {
             return false;
@@ -408,17 +414,12 @@ impl DirOverlay {
         from: &Path,
         to: &Path,
     ) -> bool {
-        if !self.is_over(listing) || i >= listing.len() {
-            return self.rename_unless_gone(from, to);
+        if self.is_over(listing) && i < listing.len() {
+            if let Some(listed) = self.listed.as_mut() {
+                return listed.rename_unless_planned(i, to);
+            }
         }
-        let Some(listed) = self.listed.as_mut() else {
-            return false;
-        };
-        if listed.plans[i] != 0 {
-            return false;
-        }
-        listed.rename(i, to);
-        true
+        self.rename_unless_gone(from, to)
     }
 
     /// Makes room for `more` renames.
@@ -1967,6 +1968,37 @@ mod tests {
         assert_eq!(answers(&by_place), expected);
         let files: Vec<String> = expected.2.iter().map(|(n, _)| n.clone()).collect();
         assert_eq!(files, ["b.jsonl.deleted.x", "c.jsonl.1"]);
+    }
+
+    /// A file found in another listing than the overlay's (or at a place out of its
+    /// range) is planned by its path, once, as the overlay by path plans it.
+    #[test]
+    fn a_rename_found_in_another_listing_is_planned_by_path() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        for n in ["a.jsonl", "b.jsonl"] {
+            std::fs::write(root.join(n), n).unwrap();
+        }
+        let ours = Arc::new(DirSnapshot::read(&root));
+        let other = DirSnapshot::read(&root);
+        let mut view = DirOverlay::over(Arc::clone(&ours));
+        let (a, b) = (root.join("a.jsonl"), root.join("b.jsonl"));
+        let a_at = other.lookup(b"a.jsonl").unwrap();
+        let to = |p: &Path| PathBuf::from(format!("{}.deleted.x", p.display()));
+        assert!(view.rename_listed_unless_gone(&other, a_at, &a, &to(&a)));
+        assert!(!view.rename_listed_unless_gone(&other, a_at, &a, &to(&a)));
+        assert!(
+            !view.rename_unless_gone(&a, &to(&a)),
+            "one home for the plan"
+        );
+        assert!(view.rename_listed_unless_gone(&ours, usize::MAX, &b, &to(&b)));
+        assert!(view.is_gone(&a) && view.is_gone(&b));
+        let mut files: Vec<String> = dir_files(&ours, Some(&view))
+            .iter()
+            .map(|f| f.name.to_string())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["a.jsonl.deleted.x", "b.jsonl.deleted.x"]);
     }
 
     /// A batch's plain names are the pairs' names in the directory, side by side; a pair

@@ -32,6 +32,11 @@ struct JournalEntry<'a> {
     to: std::borrow::Cow<'a, str>,
 }
 
+/// The `version` of the first form ([`Journal`]).
+const PATHS_FORM: u32 = 1;
+/// The `version` of the second form ([`SuffixJournal`]).
+const SUFFIX_FORM: u32 = 2;
+
 /// The first form: every rename with its two whole paths.
 #[derive(serde::Serialize)]
 struct Journal<'a> {
@@ -238,7 +243,7 @@ pub fn journal_text(dir: &str, suffix: &str, parts: Vec<JournalPart>) -> Option<
         return None;
     }
     let mut head = Vec::with_capacity(64 + dir.len() + suffix.len());
-    push_journal_start(&mut head, 2, dir);
+    push_journal_start(&mut head, SUFFIX_FORM, dir);
     push_group_start(&mut head, suffix);
     Some(JournalText {
         head,
@@ -268,7 +273,7 @@ fn push_json_string(out: &mut Vec<u8>, s: &str) {
 /// The second form of `plan`, when every rename fits it.
 fn suffix_journal<'a>(plan: &[&'a PlannedArchive]) -> Option<SuffixJournal<'a>> {
     let mut journal = SuffixJournal {
-        version: 2,
+        version: SUFFIX_FORM,
         dir: suffix_rename(plan.first()?)?.0,
         archives: Vec::new(),
     };
@@ -298,7 +303,7 @@ pub fn write_journal<'a>(
     let text = match suffix_journal(&plan) {
         Some(journal) => Ok(journal.to_json()),
         None => serde_json::to_vec(&Journal {
-            version: 1,
+            version: PATHS_FORM,
             archives: plan
                 .iter()
                 .map(|a| JournalEntry {
@@ -329,7 +334,7 @@ pub fn read_journal(path: &Path) -> Option<Vec<PlannedArchive>> {
     let text = std::fs::read_to_string(path).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     let list = v.get("archives")?.as_array()?;
-    if v.get("version").and_then(Value::as_u64) == Some(2) {
+    if v.get("version").and_then(Value::as_u64) == Some(u64::from(SUFFIX_FORM)) {
         let dir = Path::new(v.get("dir")?.as_str()?);
         let plain = |n: &str| !n.is_empty() && n != "." && n != ".." && !n.contains('/');
         let mut out = Vec::new();
@@ -443,7 +448,7 @@ mod tests {
                 })
                 .collect();
             let journal = SuffixJournal {
-                version: 2,
+                version: SUFFIX_FORM,
                 dir,
                 archives,
             };
