@@ -672,7 +672,7 @@ fn files_without_permission_fail_clearly_and_change_nothing() {
             std::os::unix::fs::lchown(p, Some(0), Some(0)).unwrap();
         }
     };
-    // An unreadable store: reading and writing commands both say why (exit 1).
+    // An unreadable store: reading and writing commands both say why (exit 73: cannot read).
     std::fs::set_permissions(e.store_path(), std::fs::Permissions::from_mode(0o000)).unwrap();
     chown_root(&e.store_path());
     let before = snapshot(e.root());
@@ -687,7 +687,7 @@ fn files_without_permission_fail_clearly_and_change_nothing() {
     ] {
         let mut c = e.cmd(bin);
         c.args(&args);
-        run(unprivileged(&mut c)).fails(bin, 1, "cannot read store: Permission denied");
+        run(unprivileged(&mut c)).fails(bin, 73, "cannot read store: Permission denied");
         assert_unchanged(&before, e.root(), &format!("{bin} {args:?}"));
     }
     std::fs::set_permissions(e.store_path(), std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -708,19 +708,13 @@ fn files_without_permission_fail_clearly_and_change_nothing() {
         (
             "claw-transcript",
             vec!["repair", "main"],
-            1,
+            73,
             "cannot read: Permission denied",
         ),
         (
             "claw-transcript",
             vec!["history", "main"],
-            1,
-            "Permission denied",
-        ),
-        (
-            "claw-transcript",
-            vec!["check", "main"],
-            1,
+            73,
             "Permission denied",
         ),
     ] {
@@ -728,6 +722,20 @@ fn files_without_permission_fail_clearly_and_change_nothing() {
         c.args(&args);
         run(unprivileged(&mut c)).fails(bin, code, needle);
         assert_unchanged(&before, e.root(), &format!("{bin} {args:?}"));
+    }
+    // One unreadable transcript is a finding (an error: exit 65), not the end of check.
+    for args in [vec!["check", "main"], vec!["check", "--all"]] {
+        let mut c = e.cmd("claw-transcript");
+        c.args(&args);
+        let o = run(unprivileged(&mut c));
+        assert_eq!(o.code, Some(65), "{args:?}: {}", o.stderr);
+        assert!(
+            o.stdout.contains("error: unreadable-transcript:")
+                && o.stdout.contains("Permission denied"),
+            "{args:?}: {}",
+            o.stdout
+        );
+        assert_unchanged(&before, e.root(), &format!("{args:?}"));
     }
     // As root: an immutable store and transcript cannot be replaced or appended to.
     if !is_root() {
@@ -770,7 +778,7 @@ fn files_without_permission_fail_clearly_and_change_nothing() {
 
 /// Fixed bug (bins/transcript/main.rs, `tail_cmd`): a transcript that exists but cannot be
 /// opened (EACCES, EIO, …) was reported as "no such transcript" with exit 3; any open error
-/// other than NotFound is now `ReadError::io` (exit 1, with the reason).
+/// other than NotFound now says why, with exit 73 (cannot read).
 #[test]
 fn tail_of_an_unreadable_transcript_says_why() {
     let e = env();
@@ -782,7 +790,7 @@ fn tail_of_an_unreadable_transcript_says_why() {
     }
     let mut c = e.cmd("claw-transcript");
     c.args(["tail", "main"]);
-    run(unprivileged(&mut c)).fails("claw-transcript", 1, "Permission denied");
+    run(unprivileged(&mut c)).fails("claw-transcript", 73, "Permission denied");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -834,16 +842,24 @@ fn a_symlinked_transcript_pointing_outside_is_never_written_through() {
     let e = env();
     fixture(&e, 5, 5);
     let (outside, before) = linked_transcript(&e);
-    // Append refuses to open the link (O_NOFOLLOW).
-    let mut c = e.cmd("claw-transcript");
-    c.args(["append", "main", "--text", "x"]);
-    run(&mut c).fails("claw-transcript", 73, "Too many levels of symbolic links");
-    assert_unchanged(&before, &outside, "append");
-    // Repair writes a repaired copy in place of the link (atomic rename); the target stays.
-    let mut c = e.cmd("claw-transcript");
-    c.args(["repair", "main"]);
-    run(&mut c).ok();
-    assert_unchanged(&before, &outside, "repair");
+    // Append and repair refuse the link, naming the entry and the path (exit 65): repair
+    // used to read the target and write a repaired copy of it in place of the link.
+    for args in [
+        vec!["append", "main", "--text", "x"],
+        vec!["repair", "main"],
+    ] {
+        let mut c = e.cmd("claw-transcript");
+        c.args(&args);
+        run(&mut c).fails("claw-transcript", 65, "is a symbolic link");
+        assert_unchanged(&before, &outside, &format!("{args:?}"));
+        assert!(
+            std::fs::symlink_metadata(e.transcript())
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{args:?}: the link is left as it was"
+        );
+    }
     // Reset and delete archive regular files only: the link is left, its target untouched.
     std::fs::remove_file(e.transcript()).unwrap();
     std::os::unix::fs::symlink(outside.join("t.jsonl"), e.transcript()).unwrap();
@@ -860,8 +876,8 @@ fn a_symlinked_transcript_pointing_outside_is_never_written_through() {
 
 /// Fixed bug (bins/transcript/main.rs, `repair_cmd`): `repair --trim-torn-tail` opened the
 /// transcript with a plain `OpenOptions::write` and truncated it through a symlink out of
-/// the sessions directory. It now opens with `O_NOFOLLOW | O_CLOEXEC` as append does
-/// (ELOOP → exit 73).
+/// the sessions directory. A transcript that is a link is now refused before anything is
+/// opened (exit 65, naming the entry and the path).
 #[test]
 fn trim_torn_tail_never_truncates_through_a_symlink() {
     let e = env();
@@ -869,7 +885,7 @@ fn trim_torn_tail_never_truncates_through_a_symlink() {
     let (outside, before) = linked_transcript(&e);
     let mut c = e.cmd("claw-transcript");
     c.args(["repair", "main", "--trim-torn-tail"]);
-    run(&mut c).fails("claw-transcript", 73, "Too many levels of symbolic links");
+    run(&mut c).fails("claw-transcript", 65, "is a symbolic link");
     assert_unchanged(&before, &outside, "repair --trim-torn-tail");
 }
 

@@ -267,7 +267,7 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
 fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let s = session_ops::show(ctx, key).or_fail()?;
     let transcript = match &s.transcript {
-        Ok(p) => json!(p.to_string_lossy()),
+        Ok(p) => json!(p.path().to_string_lossy()),
         Err(_) => Value::Null,
     };
     let mut doc = Map::new();
@@ -303,7 +303,7 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
             match &s.transcript {
                 Ok(p) => t.push_str(&format!(
                     "Transcript: {}{}\n",
-                    p.display(),
+                    p.path().display(),
                     if s.transcript_exists {
                         ""
                     } else {
@@ -313,11 +313,19 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
                 Err(e) => t.push_str(&format!("Transcript: unresolvable ({e})\n")),
             }
             t.push_str(&clawstate::jsjson::to_string_pretty(&Value::Object(
-                s.entry,
+                s.entry.clone(),
             )));
             t.push('\n');
             out(&t)
         }
+    }?;
+    // The entry is shown; a transcript path that is never followed still fails the command.
+    match &s.transcript {
+        Err(e) if s.transcript_refused => Err(Failure::new(
+            exit::DATA_ERR,
+            format!("session {:?}: {e}", s.matched.store_key),
+        )),
+        _ => Ok(()),
     }
 }
 

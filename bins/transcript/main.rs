@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use clawstate::context::StateContext;
+use clawstate::data_file::DataPath;
 use clawstate::exit;
 use clawstate::jsjson;
 use clawstate::transcript::{
@@ -261,8 +262,9 @@ fn resolve(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure
     session::resolve(ctx, arg).or_fail()
 }
 
-fn read(path: &Path) -> Result<reader::Transcript, Failure> {
-    let t = reader::read_file(path).or_fail()?;
+fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
+    let t = reader::read_file(file).or_fail()?;
+    let path = file.path();
     for s in &t.skipped {
         warn(
             PROG,
@@ -356,7 +358,7 @@ fn message_line(m: &Value) -> String {
 
 fn cat(ctx: &StateContext, mode: OutputMode, arg: &str, branch: bool) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
-    let t = read(&s.path)?;
+    let t = read(&s.file)?;
     let rows: Vec<Value> = if branch {
         index_of(&t).branch(None)
     } else {
@@ -402,7 +404,7 @@ fn history_cmd(
         max_chars: history::CHAT_HISTORY_TEXT_MAX_CHARS,
         now_ms: ctx.now_ms,
     };
-    let page = tail::chat_history(&s.path, &q).or_fail()?;
+    let page = tail::chat_history(&s.file, &q).or_fail()?;
     if raw_page {
         let mut doc = Map::new();
         doc.insert("messages".into(), Value::Array(page.messages.clone()));
@@ -472,15 +474,10 @@ fn tail_cmd(
     } else {
         mode
     };
-    let opened = match std::fs::File::open(&s.path) {
-        Ok(f) => Some(f),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(Failure::from_error(
-                PROG,
-                &reader::ReadError::io(&s.path, e),
-            ))
-        }
+    let opened = match s.file.open_read() {
+        Ok(f) => Some(f.into_file()),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(Failure::from_error(PROG, &e)),
     };
     if let Some(file) = opened {
         let window = n.max(1) * 20 + 20;
@@ -504,7 +501,7 @@ fn tail_cmd(
     if !follow {
         return Ok(());
     }
-    let mut f = tail::Follower::at_end(&s.path);
+    let mut f = tail::Follower::at_end(&s.file);
     loop {
         let mut rows = Vec::new();
         f.poll(&mut |r| rows.push(r), &mut |ev| {
@@ -534,7 +531,7 @@ fn tail_cmd(
 
 fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
-    let t = read(&s.path)?;
+    let t = read(&s.file)?;
     let ix = index_of(&t);
     let tree = ix.tree();
     let node_json = |n: &tree::TreeNode| {
@@ -672,7 +669,7 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
 
 fn context_cmd(ctx: &StateContext, arg: &str, raw: bool) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
-    let t = read(&s.path)?;
+    let t = read(&s.file)?;
     let ix = index_of(&t);
     let c = transcript::build_context(&ix.branch(None)).or_fail()?;
     let messages = if raw {
@@ -692,7 +689,7 @@ fn context_cmd(ctx: &StateContext, arg: &str, raw: bool) -> Result<(), Failure> 
 
 fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
-    let t = read(&s.path)?;
+    let t = read(&s.file)?;
     let ix = index_of(&t);
     let mut doc = stats::stats(&t, &ix);
     if let Some(o) = doc.as_object_mut() {
@@ -710,6 +707,17 @@ fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Fail
     })
 }
 
+/// The finding for a transcript that could not be read at all.
+fn unreadable(path: &Path, e: &reader::ReadError) -> check::Finding {
+    check::Finding {
+        path: path.to_path_buf(),
+        line: None,
+        severity: check::Severity::Error,
+        code: "unreadable-transcript",
+        message: e.to_string(),
+    }
+}
+
 fn check_cmd(
     ctx: &StateContext,
     mode: OutputMode,
@@ -723,7 +731,13 @@ fn check_cmd(
     let mut files = 0usize;
     for arg in sessions {
         let s = resolve(ctx, arg)?;
-        findings.extend(check::check_file(&s.path).or_fail()?.findings);
+        match check::check_file(&s.file) {
+            Ok(r) => findings.extend(r.findings),
+            Err(e @ reader::ReadError::NotFound { .. }) => {
+                return Err(Failure::from_error(PROG, &e))
+            }
+            Err(e) => findings.push(unreadable(s.file.path(), &e)),
+        }
         files += 1;
     }
     if all {
@@ -734,7 +748,7 @@ fn check_cmd(
                     .or_fail()?;
             let resolver = clawstate::session_ops::resolver_for(ctx, &target);
             let dir = resolver.sessions_dir().to_path_buf();
-            let mut referenced: Vec<PathBuf> = Vec::new();
+            let mut referenced: Vec<clawstate::data_file::DataPath> = Vec::new();
             let finding = |path: &Path, severity, code, message: String| check::Finding {
                 path: path.to_path_buf(),
                 line: None,
@@ -746,18 +760,26 @@ fn check_cmd(
                 let id = entry.get("sessionId").and_then(Value::as_str);
                 let file = entry.get("sessionFile").and_then(Value::as_str);
                 match resolver.resolve(id, file) {
-                    Ok(p) => {
-                        if p.is_file() {
-                            referenced.push(std::fs::canonicalize(&p).unwrap_or(p));
-                        } else if id.is_some() {
-                            findings.push(finding(
-                                &target.store_path,
-                                check::Severity::Warning,
-                                "entry-without-transcript",
-                                format!("entry {key:?}: transcript {} does not exist", p.display()),
-                            ));
-                        }
-                    }
+                    Ok(p) => match p.check() {
+                        Ok(true) => referenced.push(p),
+                        Ok(false) if id.is_some() => findings.push(finding(
+                            &target.store_path,
+                            check::Severity::Warning,
+                            "entry-without-transcript",
+                            format!(
+                                "entry {key:?}: transcript {} does not exist",
+                                p.path().display()
+                            ),
+                        )),
+                        Ok(false) => {}
+                        // A link on the way, a FIFO in its place: never followed or read.
+                        Err(e) => findings.push(finding(
+                            &target.store_path,
+                            check::Severity::Error,
+                            "entry-transcript-path",
+                            format!("entry {key:?}: {e}"),
+                        )),
+                    },
                     Err(e) => findings.push(finding(
                         &target.store_path,
                         check::Severity::Error,
@@ -782,9 +804,10 @@ fn check_cmd(
                 })
                 .unwrap_or_default();
             names.sort();
+            let referenced_paths: Vec<&Path> = referenced.iter().map(|p| p.path()).collect();
             for p in names {
                 let real = std::fs::canonicalize(&p).unwrap_or(p.clone());
-                if !referenced.contains(&real) {
+                if !referenced_paths.contains(&real.as_path()) {
                     findings.push(finding(
                         &p,
                         check::Severity::Info,
@@ -793,8 +816,12 @@ fn check_cmd(
                     ));
                 }
             }
+            // One unreadable transcript is a finding; the others are still checked.
             for p in &referenced {
-                findings.extend(check::check_file(p).or_fail()?.findings);
+                match check::check_file(p) {
+                    Ok(r) => findings.extend(r.findings),
+                    Err(e) => findings.push(unreadable(p.path(), &e)),
+                }
                 files += 1;
             }
             for lock in locks::lock_files_in(&dir).or_fail_io(&dir)? {
@@ -877,32 +904,32 @@ fn write_io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
 }
 
 /// Where header recovery keeps the original: `<path><suffix>` (`.corrupt-<ts>-<8hex>.jsonl`).
-fn corrupt_copy_path(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
+fn corrupt_copy_path(file: &DataPath, suffix: &str) -> Result<DataPath, Failure> {
+    file.with_suffix(suffix).or_fail()
 }
 
 /// Keeps the original in `corrupt_copy` (never over an existing file, exit 73), then
 /// replaces the transcript atomically with `new_bytes` when there are any.
 fn write_rewrite(
-    path: &Path,
-    corrupt_copy: Option<&Path>,
+    file: &DataPath,
+    corrupt_copy: Option<&DataPath>,
     original: &[u8],
     new_bytes: Option<&[u8]>,
 ) -> Result<(), Failure> {
     if let Some(copy) = corrupt_copy {
-        let created = clawstate::atomic_file::create_new_file(copy, original, 0o600)
-            .map_err(write_io(copy))?;
+        let (dir, name) = copy.open_parent().or_fail()?;
+        let created = dir
+            .create_new(name, original, 0o600)
+            .map_err(write_io(copy.path()))?;
         if !created {
             return Err(Failure::new(
                 exit::CANT_CREATE,
-                format!("{}: already exists", copy.display()),
+                format!("{}: already exists", copy.path().display()),
             ));
         }
     }
     if let Some(b) = new_bytes {
-        clawstate::atomic_file::replace_file(path, b, 0o600).or_fail()?;
+        clawstate::atomic_file::replace_data_file(file, b, 0o600).or_fail()?;
     }
     Ok(())
 }
@@ -931,8 +958,7 @@ fn repair_cmd(
             .or_fail()?,
         )
     };
-    let content = std::fs::read(path)
-        .map_err(|e| Failure::from_error(PROG, &reader::ReadError::io(path, e)))?;
+    let content = s.file.read().or_fail()?;
     let mut doc = Map::new();
     doc.insert("path".into(), json!(path.to_string_lossy()));
     doc.insert("dryRun".into(), json!(dry_run));
@@ -943,7 +969,9 @@ fn repair_cmd(
             doc.insert("removedBytes".into(), json!(content.len() - k));
             if !dry_run {
                 // Never through a symlink (ELOOP, exit 73), as append opens the file.
-                clawstate::atomic_file::truncate_no_follow(path, k as u64)
+                let f = s.file.open_write().or_fail()?.into_file();
+                f.set_len(k as u64)
+                    .and_then(|()| f.sync_all())
                     .map_err(write_io(path))?;
             }
         }
@@ -972,11 +1000,12 @@ fn repair_cmd(
         .or_else(|| recovery.as_ref().map(|r| r.bytes.clone()));
     let corrupt_copy = recovery
         .as_ref()
-        .map(|r| corrupt_copy_path(path, &r.backup_suffix));
+        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
+        .transpose()?;
     if !dry_run {
         write_rewrite(
-            path,
-            corrupt_copy.as_deref(),
+            &s.file,
+            corrupt_copy.as_ref(),
             &content,
             new_bytes.as_deref(),
         )?;
@@ -986,7 +1015,7 @@ fn repair_cmd(
     doc.insert("headerRecovered".into(), json!(recovery.is_some()));
     doc.insert(
         "corruptCopy".into(),
-        json!(corrupt_copy.as_ref().map(|p| p.to_string_lossy())),
+        json!(corrupt_copy.as_ref().map(|p| p.path().to_string_lossy())),
     );
     doc.insert("droppedLines".into(), json!(r.dropped_lines));
     doc.insert("droppedLineNumbers".into(), json!(r.dropped_line_numbers));
@@ -1017,7 +1046,7 @@ fn repair_cmd(
                     "recovered the"
                 },
                 path.display(),
-                c.display()
+                c.path().display()
             ));
         }
         if r.changed() {
@@ -1063,8 +1092,7 @@ fn migrate_cmd(
             .or_fail()?,
         )
     };
-    let content = std::fs::read(path)
-        .map_err(|e| Failure::from_error(PROG, &reader::ReadError::io(path, e)))?;
+    let content = s.file.read().or_fail()?;
     let t = reader::parse_bytes(&content);
     if !t.skipped.is_empty() {
         return Err(Failure::new(
@@ -1086,7 +1114,8 @@ fn migrate_cmd(
     let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
     let corrupt_copy = recovery
         .as_ref()
-        .map(|r| corrupt_copy_path(path, &r.backup_suffix));
+        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
+        .transpose()?;
     let (report, new_bytes) = match &recovery {
         Some(r) => (r.migration.clone(), Some(r.bytes.clone())),
         None => {
@@ -1104,8 +1133,8 @@ fn migrate_cmd(
     };
     if !dry_run {
         write_rewrite(
-            path,
-            corrupt_copy.as_deref(),
+            &s.file,
+            corrupt_copy.as_ref(),
             &content,
             new_bytes.as_deref(),
         )?;
@@ -1119,7 +1148,7 @@ fn migrate_cmd(
         "compactionsRelinked": report.compactions_relinked,
         "hookMessagesRenamed": report.hook_messages_renamed,
         "headerRecovered": recovery.is_some(),
-        "corruptCopy": corrupt_copy.as_ref().map(|p| p.to_string_lossy()),
+        "corruptCopy": corrupt_copy.as_ref().map(|p| p.path().to_string_lossy()),
     });
     print_doc(mode, &doc, || {
         let mut t = String::new();
@@ -1132,7 +1161,7 @@ fn migrate_cmd(
                     "recovered the"
                 },
                 path.display(),
-                c.display()
+                c.path().display()
             ));
         }
         t.push_str(&if report.migrated {
@@ -1199,7 +1228,7 @@ fn append_cmd(
     let s = resolve(ctx, arg)?;
     live_gateway_rule(ctx, dry_run)?;
     let req = append::AppendRequest {
-        path: &s.path,
+        path: &s.file,
         message,
         session_id: s.session_id.clone(),
         cwd: ctx.env.cwd().to_string_lossy().into_owned(),

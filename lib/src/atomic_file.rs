@@ -6,6 +6,7 @@
 //! `fsync` the directory so the rename itself is durable. On any failure the temp file
 //! is removed and the target is untouched.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::data_file::{DataDir, DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 
 /// A failure to replace a file; the target is unchanged.
@@ -42,35 +44,50 @@ pub enum AtomicWriteError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The target, named by data, cannot be used (a symlink on its way, …).
+    #[error(transparent)]
+    Unusable(Box<DataFileError>),
 }
 
 impl ExitCode for AtomicWriteError {
     fn exit_code(&self) -> i32 {
-        exit::CANT_CREATE
+        match self {
+            AtomicWriteError::Unusable(e) => e.exit_code(),
+            _ => exit::CANT_CREATE,
+        }
     }
 }
 
 /// The temp file name used for `target`: `<basename>.<pid>.<uuid v4>.tmp`.
 pub fn temp_path_for(target: &Path) -> PathBuf {
-    let base = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(
-        "{base}.{}.{}.tmp",
+    let base = target.file_name().unwrap_or_default();
+    target.with_file_name(temp_name_for(base))
+}
+
+/// The temp file name beside a file called `name`: `<name>.<pid>.<uuid v4>.tmp`.
+fn temp_name_for(name: &OsStr) -> OsString {
+    let mut tmp = name.to_os_string();
+    tmp.push(format!(
+        ".{}.{}.tmp",
         std::process::id(),
         uuid::Uuid::new_v4()
-    ))
+    ));
+    tmp
 }
 
 /// A temp file written and synced beside its target but not yet in place (the first
 /// steps of [`replace_file`]): [`PendingReplace::commit`] renames it over the target and
 /// syncs the directory; dropping it uncommitted removes the temp file.
+///
+/// Every step goes through one descriptor of the target's directory (`openat` with
+/// `O_EXCL|O_NOFOLLOW`, `renameat`, `fsync`): the directory that was opened is the one
+/// changed, even if a path to it is swapped meanwhile.
 #[derive(Debug)]
 pub struct PendingReplace {
     target: PathBuf,
-    tmp: PathBuf,
-    dir: PathBuf,
+    dir: DataDir,
+    name: OsString,
+    tmp: OsString,
     committed: bool,
 }
 
@@ -93,29 +110,56 @@ impl PendingReplace {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
+        let create_dir = |source| AtomicWriteError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        };
         if !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|source| AtomicWriteError::CreateDir {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+            std::fs::create_dir_all(dir).map_err(create_dir)?;
         }
+        let opened = DataDir::open(dir).map_err(|e| create_dir(std::io::Error::other(e)))?;
+        let name = target.file_name().ok_or_else(|| AtomicWriteError::Write {
+            path: target.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        })?;
+        Self::prepare_in(opened, name, target, len, pieces, mode)
+    }
+
+    /// [`PendingReplace::prepare`] for a file named by data: its directory is reached
+    /// from the trusted one without following a symlink ([`DataPath::open_parent`]).
+    pub fn prepare_data(
+        target: &DataPath,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<Self, AtomicWriteError> {
+        let (dir, name) = target
+            .open_parent()
+            .map_err(|e| AtomicWriteError::Unusable(Box::new(e)))?;
+        let name = name.to_os_string();
+        Self::prepare_in(dir, &name, target.path(), bytes.len(), [bytes], mode)
+    }
+
+    /// The temp file for `name` in the opened `dir`, written and synced.
+    fn prepare_in<'p>(
+        dir: DataDir,
+        name: &OsStr,
+        target: &Path,
+        len: usize,
+        pieces: impl IntoIterator<Item = &'p [u8]>,
+        mode: u32,
+    ) -> Result<Self, AtomicWriteError> {
         let write_err = |source| AtomicWriteError::Write {
             path: target.to_path_buf(),
             source,
         };
-        let tmp = temp_path_for(target);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(write_err)?;
+        let tmp = temp_name_for(name);
+        let file = dir.create_exclusive(&tmp, mode).map_err(write_err)?;
         // From here on, dropping `pending` removes the temp file.
         let pending = PendingReplace {
             target: target.to_path_buf(),
+            dir,
+            name: name.to_os_string(),
             tmp,
-            dir: dir.to_path_buf(),
             committed: false,
         };
         file.set_permissions(std::fs::Permissions::from_mode(mode))
@@ -127,12 +171,14 @@ impl PendingReplace {
 
     /// Renames the temp file over the target, then syncs the directory.
     pub fn commit(mut self) -> Result<(), AtomicWriteError> {
-        std::fs::rename(&self.tmp, &self.target).map_err(|source| AtomicWriteError::Rename {
-            path: self.target.clone(),
-            source,
-        })?;
+        self.dir
+            .rename(&self.tmp, &self.name)
+            .map_err(|source| AtomicWriteError::Rename {
+                path: self.target.clone(),
+                source,
+            })?;
         self.committed = true;
-        sync_dir(&self.dir).map_err(|source| AtomicWriteError::Write {
+        self.dir.sync().map_err(|source| AtomicWriteError::Write {
             path: self.target.clone(),
             source,
         })
@@ -142,7 +188,7 @@ impl PendingReplace {
 impl Drop for PendingReplace {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = self.dir.unlink(&self.tmp);
         }
     }
 }
@@ -279,6 +325,16 @@ impl Drop for DirectWrites<'_> {
 /// Missing parent directories are created.
 pub fn replace_file(target: &Path, bytes: &[u8], mode: u32) -> Result<(), AtomicWriteError> {
     PendingReplace::prepare(target, bytes, mode)?.commit()
+}
+
+/// [`replace_file`] for a file named by data ([`PendingReplace::prepare_data`]); its
+/// directory must exist.
+pub fn replace_data_file(
+    target: &DataPath,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<(), AtomicWriteError> {
+    PendingReplace::prepare_data(target, bytes, mode)?.commit()
 }
 
 /// `fsync`s a directory so that renames and unlinks in it are durable.

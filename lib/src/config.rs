@@ -26,6 +26,9 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The path is not a regular file, or is larger than a config can be.
+    #[error(transparent)]
+    Unusable(crate::data_file::DataFileError),
     /// The file is not valid JSON5.
     #[error("{path}:{line}:{column}: config is not valid JSON5: {message}")]
     Parse {
@@ -50,10 +53,19 @@ pub enum ConfigError {
     },
 }
 
+/// The largest config read (a config is a few KiB; 64 MiB is far beyond any real one).
+pub const CONFIG_MAX_BYTES: u64 = 64 << 20;
+
 impl ExitCode for ConfigError {
     fn exit_code(&self) -> i32 {
         match self {
-            ConfigError::Read { .. } => exit::FAILURE,
+            ConfigError::Read { source, .. }
+                if source.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                exit::DATA_ERR
+            }
+            ConfigError::Read { .. } => exit::CANT_CREATE,
+            ConfigError::Unusable(e) => e.exit_code(),
             _ => exit::DATA_ERR,
         }
     }
@@ -82,16 +94,24 @@ impl Config {
 
     /// Loads and validates the config at `path`; a missing file yields [`Config::empty`].
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::empty(path)),
-            Err(e) => {
+        // Never a FIFO or a device (a read would block or not end); the size is bounded.
+        let bytes = match crate::data_file::open_named(path)
+            .and_then(|f| f.read_limited(CONFIG_MAX_BYTES, "a config file"))
+        {
+            Ok(b) => b,
+            Err(e) if e.is_not_found() => return Ok(Config::empty(path)),
+            Err(crate::data_file::DataFileError::Io { source, .. }) => {
                 return Err(ConfigError::Read {
                     path: path.to_path_buf(),
-                    source: e,
+                    source,
                 })
             }
+            Err(e) => return Err(ConfigError::Unusable(e)),
         };
+        let text = String::from_utf8(bytes).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
+        })?;
         let root = parse_json5(&text).map_err(|(line, column, message)| ConfigError::Parse {
             path: path.to_path_buf(),
             line,

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod compaction;
 pub mod config;
 pub mod context;
+pub mod data_file;
 pub mod duration;
 pub mod exit;
 pub mod freshness;

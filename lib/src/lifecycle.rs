@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::artifact::{archive_path, trajectory_sidecars, ArchiveReason};
+use crate::artifact::{archive_name_suffix, trajectory_sidecars, ArchiveReason};
 use crate::clock::iso_ms;
+use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 use crate::session_key::{is_subagent_key, normalize_session_key, resolve_store_key, KeyContext};
 use crate::store::normalize::{normalize_entry, EntryVerdict};
@@ -213,49 +214,74 @@ pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleE
 }
 
 /// Renames every existing candidate to `<name>.<reason>.<ts>`; returns (from, to) pairs.
+/// A candidate that is not a regular file (a symlink, a FIFO) is left alone; a rename is
+/// made through the candidate's directory, reached without following a link.
 pub fn archive_transcripts(
-    candidates: &[PathBuf],
+    candidates: &[DataPath],
     reason: ArchiveReason,
     now_ms: impl Fn() -> i64,
     dry_run: bool,
 ) -> Result<Vec<(PathBuf, PathBuf)>, LifecycleError> {
     let mut done = Vec::new();
     for c in candidates {
-        match std::fs::symlink_metadata(c) {
-            Ok(m) if m.is_file() => {}
-            _ => continue,
+        if !c.is_file() {
+            continue;
         }
-        let to = archive_path(c, reason, now_ms());
+        let to = c
+            .with_suffix(&archive_name_suffix(reason, now_ms()))
+            .map_err(|e| file_error(c.path(), "cannot archive", e))?;
         if !dry_run {
-            crate::atomic_file::durable_rename(c, &to).map_err(|source| LifecycleError::File {
-                path: c.clone(),
-                action: "cannot archive",
-                source,
-            })?;
+            let (dir, name) = c
+                .open_parent()
+                .map_err(|e| file_error(c.path(), "cannot archive", e))?;
+            dir.rename(name, to.file_name())
+                .and_then(|()| dir.sync())
+                .map_err(|source| LifecycleError::File {
+                    path: c.path().to_path_buf(),
+                    action: "cannot archive",
+                    source,
+                })?;
         }
-        done.push((c.clone(), to));
+        done.push((c.path().to_path_buf(), to.path().to_path_buf()));
     }
     Ok(done)
+}
+
+/// A [`LifecycleError::File`] for a data file that cannot be used.
+fn file_error(path: &Path, action: &'static str, e: DataFileError) -> LifecycleError {
+    LifecycleError::File {
+        path: path.to_path_buf(),
+        action,
+        source: std::io::Error::other(e.to_string()),
+    }
 }
 
 /// Removes a transcript's trajectory sidecars that lie inside the sessions directory;
 /// returns the removed paths. Symlinks are removed as links, never followed.
 pub fn remove_trajectory_sidecars(
-    transcript: &Path,
+    transcript: &DataPath,
     resolver: &TranscriptResolver,
     dry_run: bool,
 ) -> Result<Vec<PathBuf>, LifecycleError> {
-    let (runtime, pointer) = trajectory_sidecars(transcript);
+    if !resolver.is_inside(transcript) {
+        return Ok(Vec::new());
+    }
+    let (runtime, pointer) = trajectory_sidecars(transcript.path());
     let mut removed = Vec::new();
     for p in [runtime, pointer] {
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+        let Some(name) = p.file_name() else { continue };
+        let Ok(sidecar) = transcript.sibling(name) else {
             continue;
         };
-        if meta.is_dir() || !p.parent().is_some_and(|d| resolver.is_inside(&d.join("x"))) {
-            continue;
+        match sidecar.kind() {
+            Ok(Some(k)) if k != rustix::fs::FileType::Directory => {}
+            _ => continue,
         }
         if !dry_run {
-            std::fs::remove_file(&p).map_err(|source| LifecycleError::File {
+            let (dir, name) = sidecar
+                .open_parent()
+                .map_err(|e| file_error(&p, "cannot remove", e))?;
+            dir.unlink(name).map_err(|source| LifecycleError::File {
                 path: p.clone(),
                 action: "cannot remove",
                 source,
@@ -289,7 +315,7 @@ pub fn reset_session_file(
     current: Option<&Map<String, Value>>,
     next_id: &str,
     resolver: &TranscriptResolver,
-) -> Result<PathBuf, crate::transcript_path::TranscriptPathError> {
+) -> Result<DataPath, crate::transcript_path::TranscriptPathError> {
     let file = current
         .and_then(|e| e.get("sessionFile"))
         .and_then(Value::as_str);

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use crate::artifact::ArchiveReason;
 use crate::context::StateContext;
+use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 use crate::lifecycle::{self, EntryMatch, LifecycleError};
 use crate::session_key::{parse_agent_session_key, resolve_store_key};
@@ -37,6 +38,15 @@ pub enum OpsError {
     /// Finding, patching, archiving failed.
     #[error(transparent)]
     Lifecycle(#[from] LifecycleError),
+    /// An entry's transcript path cannot be used (a symlink on its way, not a regular
+    /// file): never followed.
+    #[error("session {key:?}: {source}")]
+    Transcript {
+        /// The entry.
+        key: String,
+        /// What is wrong with its path.
+        source: DataFileError,
+    },
     /// A live gateway owns this state directory.
     #[error("the OpenClaw gateway (pid {pid}) is running and owns {state_dir}; stop it first, or pass --store to write offline anyway")]
     LiveGateway {
@@ -58,6 +68,7 @@ impl ExitCode for OpsError {
             OpsError::WriteLock(e) => e.exit_code(),
             OpsError::Targets(e) => e.exit_code(),
             OpsError::Lifecycle(e) => e.exit_code(),
+            OpsError::Transcript { source, .. } => source.exit_code(),
             OpsError::LiveGateway { .. } => exit::TEMP_FAIL,
             OpsError::NeedsOneStore => exit::USAGE,
         }
@@ -167,10 +178,14 @@ pub struct ShownEntry {
     pub matched: EntryMatch,
     /// The entry as loaded (normalised).
     pub entry: Map<String, Value>,
-    /// The resolved transcript, or why it cannot be resolved.
-    pub transcript: Result<PathBuf, String>,
+    /// The resolved transcript, or why it cannot be used (it escapes the sessions
+    /// directory, passes through a symlink, is not a regular file).
+    pub transcript: Result<DataPath, String>,
     /// Whether the transcript exists.
     pub transcript_exists: bool,
+    /// Whether something is at the transcript's path that is never followed or read (a
+    /// symlink on its way or in its place, a FIFO, a directory): `transcript` says what.
+    pub transcript_refused: bool,
 }
 
 /// `show KEY`: the entry a key (or sessionId) resolves to.
@@ -185,19 +200,27 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
     let matched = find(&store, ctx, request)?;
     let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
     let resolver = resolver_for(ctx, &target);
-    let transcript = resolver
+    let resolved = resolver
         .resolve(
             entry.get("sessionId").and_then(Value::as_str),
             entry.get("sessionFile").and_then(Value::as_str),
         )
         .map_err(|e| e.to_string());
-    let transcript_exists = transcript.as_ref().is_ok_and(|p| p.is_file());
+    // A link on the way, a FIFO in its place: reported, never followed or read.
+    let (transcript, transcript_exists, transcript_refused) = match resolved {
+        Ok(p) => match p.check() {
+            Ok(exists) => (Ok(p), exists, false),
+            Err(e) => (Err(e.to_string()), false, true),
+        },
+        Err(e) => (Err(e), false, false),
+    };
     Ok(ShownEntry {
         target,
         matched,
         entry,
         transcript,
         transcript_exists,
+        transcript_refused,
     })
 }
 
@@ -284,13 +307,13 @@ fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
 /// writing while files are archived.
 fn lock_transcripts(
     ctx: &StateContext,
-    files: &[PathBuf],
+    files: &[DataPath],
 ) -> Result<Vec<crate::write_lock::WriteLockGuard>, OpsError> {
     let settings = lock_settings(ctx);
     let mut guards = Vec::new();
     for f in files.iter().filter(|f| f.is_file()) {
         guards.push(WriteLock::acquire(
-            f,
+            f.path(),
             &settings,
             AcquireOptions {
                 allow_reentrant: false,
@@ -339,7 +362,7 @@ pub fn reset(
         current.as_ref(),
         &key,
         &next_id,
-        &session_file,
+        session_file.path(),
         ctx.now_ms,
         model,
     );
@@ -366,35 +389,34 @@ pub fn reset(
             target,
             key,
             previous_session_id,
-            header_written: reuses_path || !session_file.exists(),
+            header_written: reuses_path || !matches!(session_file.kind(), Ok(Some(_))),
             entry,
-            session_file,
+            session_file: session_file.path().to_path_buf(),
             archived,
             signal_cursors,
         });
     }
+    // The new transcript's place must be usable before the store points at it.
+    let unusable = |source| OpsError::Transcript {
+        key: key.clone(),
+        source,
+    };
+    session_file.check().map_err(unusable)?;
     let guards = lock_transcripts(ctx, &candidates)?;
     store.set_entry(&key, entry.clone());
     store.save()?;
     let cwd = ctx.env.cwd().to_path_buf();
     let header = lifecycle::transcript_header(&next_id, ctx.now_ms, &cwd);
     let write_header = || -> Result<bool, OpsError> {
-        if let Some(dir) = session_file.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| LifecycleError::File {
-                path: dir.to_path_buf(),
-                action: "cannot create directory",
-                source,
-            })?;
-        }
-        crate::atomic_file::create_new_file(&session_file, header.as_bytes(), 0o600).map_err(
-            |source| {
+        let (dir, name) = session_file.create_parent(0o700).map_err(unusable)?;
+        dir.create_new(name, header.as_bytes(), 0o600)
+            .map_err(|source| {
                 OpsError::Lifecycle(LifecycleError::File {
-                    path: session_file.clone(),
+                    path: session_file.path().to_path_buf(),
                     action: "cannot create transcript",
                     source,
                 })
-            },
-        )
+            })
     };
     let mut header_written = false;
     if !reuses_path {
@@ -416,7 +438,7 @@ pub fn reset(
         key,
         previous_session_id,
         entry,
-        session_file,
+        session_file: session_file.path().to_path_buf(),
         archived,
         header_written,
         signal_cursors,
@@ -485,7 +507,7 @@ pub fn delete(
                 .values()
                 .any(|v| v.get("sessionId").and_then(Value::as_str) == Some(id))
         });
-        let candidates: Vec<PathBuf> = match (&session_id, shared) {
+        let candidates: Vec<DataPath> = match (&session_id, shared) {
             (Some(id), false) => resolver
                 .candidates(id, entry.get("sessionFile").and_then(Value::as_str), None)
                 .into_iter()
@@ -495,7 +517,7 @@ pub fn delete(
         };
         plans.push((request, key, session_id, shared, candidates));
     }
-    let all_candidates: Vec<PathBuf> = plans.iter().flat_map(|p| p.4.iter().cloned()).collect();
+    let all_candidates: Vec<DataPath> = plans.iter().flat_map(|p| p.4.iter().cloned()).collect();
     let guards = if opts.dry_run {
         Vec::new()
     } else {
@@ -561,10 +583,10 @@ pub struct ResolveOutcome {
     pub freshness: crate::freshness::Freshness,
 }
 
-/// The first line of a transcript as JSON (its header), if it parses.
-pub fn read_header(path: &std::path::Path) -> Option<Value> {
+/// The first line of a transcript as JSON (its header), if it parses (read up to 1 MiB).
+pub fn read_header(path: &DataPath) -> Option<Value> {
     use std::io::{BufRead, Read};
-    let f = std::fs::File::open(path).ok()?;
+    let f = path.open_read().ok()?.into_file();
     let mut line = String::new();
     std::io::BufReader::new(f)
         .take(1 << 20)

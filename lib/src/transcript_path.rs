@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use thiserror::Error;
 
 use crate::artifact::is_checkpoint_name;
+use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
 use crate::paths::absolutize;
 use crate::session_key::normalize_agent_id;
@@ -76,15 +77,19 @@ fn realpath_or(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// `realpath(dirname(p))/basename(p)`: symlinked directories resolved, a symlinked file not.
-fn realpath_of_dir(p: &Path) -> PathBuf {
-    match (p.parent(), p.file_name()) {
-        (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => realpath_or(dir).join(name),
-        _ => p.to_path_buf(),
-    }
+/// `p` split into its directory after realpath and its file name (not resolved): a
+/// symlinked directory on the way is resolved, a symlinked file is not.
+fn real_dir_and_name(p: &Path) -> Option<(PathBuf, &std::ffi::OsStr)> {
+    let name = p.file_name()?;
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty())?;
+    Some((realpath_or(dir), name))
 }
 
 /// Resolves transcript paths for the entries of one store.
+///
+/// Every path it returns is a [`DataPath`]: a real directory (the sessions directory or a
+/// sibling agent's) and a name of plain components below it, which is opened without
+/// following any symlink (see [`crate::data_file`]).
 #[derive(Debug, Clone)]
 pub struct TranscriptResolver {
     sessions_dir: PathBuf,
@@ -116,14 +121,23 @@ impl TranscriptResolver {
     }
 
     /// `<sessionsDir>/<sessionId>.jsonl`, after validating the id.
-    pub fn default_path(&self, session_id: &str) -> Result<PathBuf, TranscriptPathError> {
+    pub fn default_path(&self, session_id: &str) -> Result<DataPath, TranscriptPathError> {
         let id = session_id.trim();
         if !is_valid_transcript_id(id) {
             return Err(TranscriptPathError::InvalidSessionId(
                 session_id.to_string(),
             ));
         }
-        Ok(self.real_dir.join(format!("{id}.jsonl")))
+        self.beneath(&self.real_dir, Path::new(&format!("{id}.jsonl")), id)
+    }
+
+    fn beneath(
+        &self,
+        root: &Path,
+        rel: &Path,
+        named: &str,
+    ) -> Result<DataPath, TranscriptPathError> {
+        DataPath::beneath(root, rel).map_err(|_| TranscriptPathError::Escapes(named.to_string()))
     }
 
     fn sibling_dirs(&self, agent_id: &str) -> Vec<PathBuf> {
@@ -145,7 +159,16 @@ impl TranscriptResolver {
 
     /// Resolves an explicit `sessionFile` inside the sessions directory (or a sibling
     /// agent's); anything that escapes is refused.
-    pub fn resolve_session_file(&self, session_file: &str) -> Result<PathBuf, TranscriptPathError> {
+    ///
+    /// An absolute path is realpath'd, as the gateway does, and must land in the sessions
+    /// directory or a sibling agent's. A relative one is taken below the sessions
+    /// directory as written: the gateway joins it there and follows whatever links are on
+    /// the way; clawstate never does: the [`DataPath`] refuses a link when opened, and
+    /// [`DataPath::check`] reports it.
+    pub fn resolve_session_file(
+        &self,
+        session_file: &str,
+    ) -> Result<DataPath, TranscriptPathError> {
         let trimmed = session_file.trim();
         if trimmed.is_empty() {
             return Err(TranscriptPathError::Empty);
@@ -153,26 +176,32 @@ impl TranscriptResolver {
         let escapes = || TranscriptPathError::Escapes(session_file.to_string());
         let p = Path::new(trimmed);
         if p.is_absolute() {
-            let real = realpath_or(&absolutize(p, Path::new("/")));
-            if let Ok(rel) = real.strip_prefix(&self.real_dir) {
-                return if rel.as_os_str().is_empty() {
-                    Err(escapes())
-                } else {
-                    Ok(real)
-                };
+            // As the gateway: the realpath (a link to a file inside resolves to that file;
+            // one leading out escapes), or for a file not there yet its directory's.
+            let lexical = absolutize(p, Path::new("/"));
+            let real = match std::fs::canonicalize(&lexical) {
+                Ok(real) => real,
+                Err(_) => {
+                    let (dir, name) = real_dir_and_name(&lexical).ok_or_else(escapes)?;
+                    dir.join(name)
+                }
+            };
+            let below = |root: &Path| -> Option<PathBuf> {
+                let rel = real.strip_prefix(root).ok()?;
+                (!rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
+            };
+            if let Some(rel) = below(&self.real_dir) {
+                return self.beneath(&self.real_dir, &rel, session_file);
             }
             let mut agents: Vec<String> = self.agent_id.iter().cloned().collect();
             if let Some(a) = agent_id_from_path(&real) {
                 agents.push(a);
             }
             for agent in agents {
-                for dir in self.sibling_dirs(&agent) {
-                    let dir = realpath_or(&dir);
-                    if real
-                        .strip_prefix(&dir)
-                        .is_ok_and(|r| !r.as_os_str().is_empty())
-                    {
-                        return Ok(real);
+                for sibling in self.sibling_dirs(&agent) {
+                    let sibling = realpath_or(&sibling);
+                    if let Some(rel) = below(&sibling) {
+                        return self.beneath(&sibling, &rel, session_file);
                     }
                 }
             }
@@ -184,15 +213,11 @@ impl TranscriptResolver {
         {
             return Err(escapes());
         }
-        let joined = absolutize(&self.real_dir.join(p), Path::new("/"));
-        if joined
-            .strip_prefix(&self.real_dir)
-            .is_ok_and(|r| !r.as_os_str().is_empty())
-        {
-            Ok(joined)
-        } else {
-            Err(escapes())
-        }
+        let rel: PathBuf = p
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
+        self.beneath(&self.real_dir, &rel, session_file)
     }
 
     /// The transcript of an entry: its `sessionFile` when that resolves, else
@@ -201,7 +226,7 @@ impl TranscriptResolver {
         &self,
         session_id: Option<&str>,
         session_file: Option<&str>,
-    ) -> Result<PathBuf, TranscriptPathError> {
+    ) -> Result<DataPath, TranscriptPathError> {
         let file_err = match session_file.map(str::trim).filter(|s| !s.is_empty()) {
             Some(f) => match self.resolve_session_file(f) {
                 Ok(p) => return Ok(p),
@@ -222,19 +247,19 @@ impl TranscriptResolver {
     /// in the gateway's order: the `sessionFile` (last when it is a stale inherited
     /// generated name), `<sessionId>.jsonl`, the agent's default directory copy and,
     /// when `legacy_dir` is given, `<home>/.openclaw/sessions/<sessionId>.jsonl`.
+    ///
+    /// A transcript that is a symlink stays the link (its directory is resolved, for
+    /// de-duplication), so that archiving renames or skips the link and never its target,
+    /// which may be outside the directory.
     pub fn candidates(
         &self,
         session_id: &str,
         session_file: Option<&str>,
         legacy_dir: Option<&Path>,
-    ) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = Vec::new();
-        let mut push = |p: Result<PathBuf, TranscriptPathError>| {
+    ) -> Vec<DataPath> {
+        let mut out: Vec<DataPath> = Vec::new();
+        let mut push = |p: Result<DataPath, TranscriptPathError>| {
             if let Ok(p) = p {
-                // Directories are resolved (for de-duplication), the file itself is not: a
-                // transcript that is a symlink stays the link, so that archiving renames or
-                // skips the link and never its target, which may be outside the directory.
-                let p = realpath_of_dir(&p);
                 if !out.contains(&p) {
                     out.push(p);
                 }
@@ -252,25 +277,26 @@ impl TranscriptResolver {
         if let Some(f) = file.filter(|_| stale) {
             push(resolve_file(f));
         }
+        let id = session_id.trim();
+        let name = format!("{id}.jsonl");
         if let (Some(agent), Some(root)) = (&self.agent_id, &self.default_agents_root) {
-            let dir = root.join(agent).join("sessions");
-            if is_valid_transcript_id(session_id.trim()) {
-                push(Ok(dir.join(format!("{}.jsonl", session_id.trim()))));
+            if is_valid_transcript_id(id) {
+                let dir = realpath_or(&root.join(agent).join("sessions"));
+                push(self.beneath(&dir, Path::new(&name), id));
             }
         }
         if let Some(legacy) = legacy_dir {
-            if is_valid_transcript_id(session_id.trim()) {
-                push(Ok(legacy.join(format!("{}.jsonl", session_id.trim()))));
+            if is_valid_transcript_id(id) {
+                push(self.beneath(&realpath_or(legacy), Path::new(&name), id));
             }
         }
         out
     }
 
-    /// Whether `path` (after realpath) lies directly or deeper inside the sessions dir.
-    pub fn is_inside(&self, path: &Path) -> bool {
-        realpath_or(path)
-            .strip_prefix(&self.real_dir)
-            .is_ok_and(|r| !r.as_os_str().is_empty())
+    /// Whether `path` lies directly or deeper inside the sessions dir (not a sibling
+    /// agent's, not the legacy directory).
+    pub fn is_inside(&self, path: &DataPath) -> bool {
+        path.root() == self.real_dir
     }
 }
 
@@ -318,7 +344,7 @@ mod tests {
         let r = TranscriptResolver::new(&sessions, None, Some("main"));
         let real = std::fs::canonicalize(&sessions).unwrap();
         assert_eq!(
-            r.resolve_session_file("a.jsonl").unwrap(),
+            r.resolve_session_file("a.jsonl").unwrap().path(),
             real.join("a.jsonl")
         );
         assert!(r.resolve_session_file("../x.jsonl").is_err());
@@ -327,10 +353,15 @@ mod tests {
         let sib = std::fs::canonicalize(d.path())
             .unwrap()
             .join("agents/work/sessions/s.jsonl");
-        assert_eq!(r.resolve_session_file(sib.to_str().unwrap()).unwrap(), sib);
+        assert_eq!(
+            r.resolve_session_file(sib.to_str().unwrap())
+                .unwrap()
+                .path(),
+            sib
+        );
         // A refused sessionFile falls back to <sessionId>.jsonl.
         assert_eq!(
-            r.resolve(Some("abc"), Some("/etc/passwd")).unwrap(),
+            r.resolve(Some("abc"), Some("/etc/passwd")).unwrap().path(),
             real.join("abc.jsonl")
         );
         assert!(r.resolve(Some("../evil"), None).is_err());
@@ -348,11 +379,13 @@ mod tests {
         std::os::unix::fs::symlink(d.path().join("agents"), d.path().join("link")).unwrap();
         let r = TranscriptResolver::new(&d.path().join("link/main/sessions"), None, None);
         let real = std::fs::canonicalize(&sessions).unwrap();
+        let c = r.candidates("abc", Some("abc.jsonl"), None);
         assert_eq!(
-            r.candidates("abc", Some("abc.jsonl"), None),
+            c.iter().map(DataPath::path).collect::<Vec<_>>(),
             vec![real.join("abc.jsonl")],
             "the link itself, never its target outside"
         );
+        assert!(c[0].open_read().is_err(), "and it is never read through");
     }
 
     #[test]
@@ -363,6 +396,30 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", sessions.join("link.jsonl")).unwrap();
         let r = TranscriptResolver::new(&sessions, None, None);
         let abs = sessions.join("link.jsonl");
+        assert!(r.resolve_session_file(abs.to_str().unwrap()).is_err());
+    }
+
+    /// A relative sessionFile through a symlinked directory resolves where the gateway
+    /// would look, and is refused when checked or opened: never followed.
+    #[test]
+    fn a_relative_session_file_through_a_link_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let sessions = d.path().join("s");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(&sessions).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim.jsonl"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(&outside, sessions.join("lnk")).unwrap();
+        let r = TranscriptResolver::new(&sessions, None, None);
+        let p = r.resolve(Some("x"), Some("lnk/victim.jsonl")).unwrap();
+        assert_eq!(p.rel(), Path::new("lnk/victim.jsonl"));
+        assert!(matches!(
+            p.check(),
+            Err(crate::data_file::DataFileError::Symlink { .. })
+        ));
+        assert!(p.open_read().is_err());
+        // Absolute through the same link: realpath'd out, so refused (falls back).
+        let abs = sessions.join("lnk/victim.jsonl");
         assert!(r.resolve_session_file(abs.to_str().unwrap()).is_err());
     }
 }

@@ -297,6 +297,9 @@ pub struct FileChangesMade {
     pub unreferenced_bytes: Vec<u64>,
 }
 
+/// The largest trajectory pointer read (the gateway writes about 200 bytes).
+const POINTER_MAX_BYTES: u64 = 1 << 20;
+
 /// `readTrajectoryPointerFile`: the pointer's `runtimeFile` when the pointer is a regular
 /// file for this session.
 fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) -> Option<PathBuf> {
@@ -304,7 +307,10 @@ fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) ->
     if !meta.is_file() {
         return None;
     }
-    let text = std::fs::read_to_string(pointer).ok()?;
+    let bytes = crate::data_file::open_named(pointer)
+        .and_then(|f| f.read_limited(POINTER_MAX_BYTES, "a trajectory pointer"))
+        .ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     let v: Value = crate::jsjson::parse_value(&text).ok()?;
     let o = v.as_object()?;
     let runtime = o.get("runtimeFile")?.as_str()?;
@@ -347,7 +353,10 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
         return false;
     }
     let mut buf = vec![0u8; 64 * 1024];
-    let Ok(n) = std::fs::File::open(resolved).and_then(|mut f| f.read(&mut buf)) else {
+    let Ok(n) = crate::data_file::open_named(resolved)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+        .and_then(|f| f.into_file().read(&mut buf))
+    else {
         return false;
     };
     let text = String::from_utf8_lossy(&buf[..n]);
@@ -656,7 +665,9 @@ mod tests {
                     .map(|a| (a.session_id.clone(), a.from.clone(), a.to.clone()))
                     .collect()
             };
-            let read_back = journal::read_journal(&made).expect("a journal the reader reads");
+            let read_back = journal::read_journal(&made)
+                .unwrap()
+                .expect("a journal the reader reads");
             assert_eq!(renames(&read_back), renames(&plan));
             // Without a journal asked for, the same plan.
             let (same, none) = plan_with(&removed, &mut DirOverlay::default(), false);

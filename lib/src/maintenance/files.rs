@@ -700,6 +700,11 @@ impl DirGuard {
         }
     }
 
+    /// The sessions directory (after realpath) this guard changes.
+    pub fn real_dir(&self) -> &Path {
+        &self.real_dir
+    }
+
     /// The open directory and the C name of `p` when `p` lies directly in it.
     fn at(&self, p: &Path) -> Option<(RawFd, CString)> {
         let fd = self.fd.as_ref()?.as_raw_fd();

@@ -8,12 +8,15 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use thiserror::Error;
 
 use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
 use super::paths::{is_clean_absolute, split_clean};
 use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
+use crate::data_file::{DataDir, DataPath};
+use crate::exit::{self, ExitCode};
 
 /// The journal of the store at `store_path`.
 pub fn journal_path(store_path: &Path) -> PathBuf {
@@ -328,95 +331,258 @@ pub fn remove_journal(path: &Path) {
     }
 }
 
-/// The renames a journal lists (`None`: no journal, or one that cannot be read). In the
-/// second form, a name that is not a plain file name (`/`, `.`, `..`, empty) is dropped.
-pub fn read_journal(path: &Path) -> Option<Vec<PlannedArchive>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    let list = v.get("archives")?.as_array()?;
-    if v.get("version").and_then(Value::as_u64) == Some(u64::from(SUFFIX_FORM)) {
-        let dir = Path::new(v.get("dir")?.as_str()?);
-        let plain = |n: &str| !n.is_empty() && n != "." && n != ".." && !n.contains('/');
-        let mut out = Vec::new();
-        for group in list {
-            let suffix = group.get("suffix").and_then(Value::as_str);
-            let Some(suffix) = suffix.filter(|s| !s.contains('/')) else {
-                continue;
-            };
-            for f in group
-                .get("files")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let Some(name) = f.get(0).and_then(Value::as_str).filter(|n| plain(n)) else {
-                    continue;
-                };
+/// A pending-archive journal that cannot be trusted: it is refused whole and nothing is
+/// renamed (exit 65). Only clawstate writes journals, atomically; one that does not read
+/// back, or names a file outside the sessions directory, was not written by it.
+#[derive(Debug, Error)]
+pub enum JournalError {
+    /// The journal cannot be read as a journal.
+    #[error("{path}: malformed pending-archive journal: {why}; nothing was changed (remove it if it is not clawstate's)")]
+    Malformed {
+        /// The journal.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// The journal names a file outside the sessions directory (or through a symlink).
+    #[error("{path}: pending-archive journal names {named}, outside {dir}; refused, nothing was changed")]
+    Outside {
+        /// The journal.
+        path: PathBuf,
+        /// The path it names.
+        named: String,
+        /// The sessions directory.
+        dir: PathBuf,
+    },
+}
+
+impl ExitCode for JournalError {
+    fn exit_code(&self) -> i32 {
+        exit::DATA_ERR
+    }
+}
+
+/// The largest journal read back: 100k renames take about 10 MB.
+pub const JOURNAL_MAX_BYTES: u64 = 256 << 20;
+
+/// The renames a journal lists as written (`Ok(None)`: no journal). Paths are not yet
+/// confined: [`confine_journal`] does that.
+pub fn read_journal(path: &Path) -> Result<Option<Vec<PlannedArchive>>, JournalError> {
+    let malformed = |why: String| JournalError::Malformed {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (dir, name) = match (path.parent(), path.file_name()) {
+        (Some(d), Some(n)) => (d, n),
+        _ => return Ok(None),
+    };
+    // The journal lies in the sessions directory: a link or a FIFO there is not ours.
+    let file = DataPath::beneath(dir, Path::new(name)).map_err(|e| malformed(e.to_string()))?;
+    let bytes = match file.read_small(JOURNAL_MAX_BYTES, "a pending-archive journal") {
+        Ok(b) => b,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(malformed(e.to_string())),
+    };
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
+    let list = v
+        .get("archives")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("no \"archives\" array".into()))?;
+    let text = |v: Option<&Value>, what: &str| -> Result<String, JournalError> {
+        v.and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| malformed(format!("{what} is not a string")))
+    };
+    let id = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let mut out = Vec::new();
+    match v.get("version").and_then(Value::as_u64) {
+        Some(n) if n == u64::from(SUFFIX_FORM) => {
+            let dir = PathBuf::from(text(v.get("dir"), "\"dir\"")?);
+            for group in list {
+                let suffix = text(group.get("suffix"), "a group's \"suffix\"")?;
+                let files = group
+                    .get("files")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| malformed("a group has no \"files\" array".into()))?;
+                for f in files {
+                    let name = text(f.get(0), "a file name")?;
+                    out.push(PlannedArchive {
+                        session_id: id(f.get(1)),
+                        from: dir.join(&name),
+                        to: dir.join(format!("{name}{suffix}")),
+                        listed: None,
+                    });
+                    // What the form says: the name and the suffix, each one component.
+                    if !is_plain_name(&name) || !is_plain_name(&format!("{name}{suffix}")) {
+                        return Err(JournalError::Outside {
+                            path: path.to_path_buf(),
+                            named: format!("{name:?} + {suffix:?}"),
+                            dir,
+                        });
+                    }
+                }
+            }
+        }
+        Some(n) if n == u64::from(PATHS_FORM) => {
+            for a in list {
                 out.push(PlannedArchive {
-                    session_id: f.get(1).and_then(Value::as_str).map(str::to_string),
-                    from: dir.join(name),
-                    to: dir.join(format!("{name}{suffix}")),
+                    session_id: id(a.get("sessionId")),
+                    from: PathBuf::from(text(a.get("from"), "\"from\"")?),
+                    to: PathBuf::from(text(a.get("to"), "\"to\"")?),
                     listed: None,
                 });
             }
         }
-        return Some(out);
+        _ => return Err(malformed("unknown \"version\"".into())),
     }
-    Some(
-        list.iter()
-            .filter_map(|a| {
-                Some(PlannedArchive {
-                    session_id: a
-                        .get("sessionId")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    from: PathBuf::from(a.get("from")?.as_str()?),
-                    to: PathBuf::from(a.get("to")?.as_str()?),
-                    listed: None,
-                })
-            })
-            .collect(),
-    )
+    Ok(Some(out))
+}
+
+/// Whether `name` is one plain file name: not empty, not `.` or `..`, no `/` or NUL.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// A journal rename confined to the sessions directory: both names below it, in one
+/// directory reached without following a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfinedRename {
+    /// The session the renamed transcript belonged to.
+    pub session_id: Option<String>,
+    /// The transcript.
+    pub from: DataPath,
+    /// Its archive name, beside it.
+    pub to: DataPath,
+}
+
+/// Confines every rename of `plan` (read from the journal at `path`) to the sessions
+/// directory `real_dir` (after realpath; `given` is the same directory as configured):
+/// each path must lie below it by plain names, both ends of a rename in one directory,
+/// and no component below it a symlink; the second form's `dir` must be that directory
+/// itself (same device and inode). One rename that fails refuses the whole journal.
+pub fn confine_journal(
+    path: &Path,
+    plan: Vec<PlannedArchive>,
+    real_dir: &Path,
+    given: &Path,
+) -> Result<Vec<ConfinedRename>, JournalError> {
+    let outside = |named: &Path| JournalError::Outside {
+        path: path.to_path_buf(),
+        named: named.display().to_string(),
+        dir: real_dir.to_path_buf(),
+    };
+    let identity = |d: &Path| DataDir::open(d).and_then(|d| d.identity()).ok();
+    let home = identity(real_dir);
+    let mut same_dir: Option<(PathBuf, bool)> = None;
+    let mut out = Vec::with_capacity(plan.len());
+    for a in plan {
+        let (Some(from_dir), Some(to_dir)) = (a.from.parent(), a.to.parent()) else {
+            return Err(outside(&a.from));
+        };
+        if from_dir != to_dir {
+            return Err(outside(&a.to));
+        }
+        // The journal's directory, as written: the sessions directory itself (by
+        // identity: a path through a link to it is it), or a directory below it.
+        let is_home = match &same_dir {
+            Some((d, home)) if d == from_dir => *home,
+            _ => {
+                let h = home.is_some() && identity(from_dir) == home && from_dir.is_absolute();
+                same_dir = Some((from_dir.to_path_buf(), h));
+                h
+            }
+        };
+        let below = |p: &Path| -> Result<DataPath, JournalError> {
+            let rel = if is_home {
+                PathBuf::from(p.file_name().ok_or_else(|| outside(p))?)
+            } else {
+                p.strip_prefix(real_dir)
+                    .or_else(|_| p.strip_prefix(given))
+                    .map_err(|_| outside(p))?
+                    .to_path_buf()
+            };
+            DataPath::beneath(real_dir, &rel).map_err(|_| outside(p))
+        };
+        let (from, to) = (below(&a.from)?, below(&a.to)?);
+        if from == to {
+            return Err(outside(&a.to));
+        }
+        // No link on the way below the directory (a transcript already gone is fine).
+        match from.open_parent() {
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(_) => return Err(outside(&a.from)),
+        }
+        out.push(ConfinedRename {
+            session_id: a.session_id,
+            from,
+            to,
+        });
+    }
+    Ok(out)
 }
 
 /// Finishes the renames of a journal left by an interrupted run: each transcript whose
-/// session and file no entry of the current store references, that is still there, and
-/// whose archive name is free, is archived. A run interrupted before its store write left
-/// the store referencing them, so nothing is renamed then. The journal is removed.
-/// Returns how many files were archived.
+/// session and file no entry of the current store references, that is still there (a
+/// regular file), and whose archive name is free, is archived. A run interrupted before
+/// its store write left the store referencing them, so nothing is renamed then. The
+/// journal is removed. Returns how many files were archived.
+///
+/// The journal is data from disk: every path it names is confined to the sessions
+/// directory first ([`confine_journal`]); a journal that fails is refused whole, with
+/// nothing renamed and the journal left in place.
 pub fn recover_journal(
     path: &Path,
+    sessions_dir: &Path,
     live_ids: &crate::fx_hash::FxHashSet<&str>,
     referenced: &PathSet,
     guard: &mut DirGuard,
-) -> usize {
-    let Some(plan) = read_journal(path) else {
-        if path.exists() {
-            guard.events.push(super::files::FileEvent::Skipped {
-                path: path.to_path_buf(),
-                why: "unreadable pending-archive journal: left in place".into(),
-            });
-        }
-        return 0;
+) -> Result<usize, JournalError> {
+    let Some(plan) = read_journal(path)? else {
+        return Ok(0);
     };
+    let renames = confine_journal(path, plan, guard.real_dir(), sessions_dir)?;
     let mut done = 0;
-    for a in &plan {
+    for a in &renames {
         if a.session_id
             .as_deref()
             .is_some_and(|id| live_ids.contains(id))
-            || referenced.contains(&a.from)
-            || std::fs::symlink_metadata(&a.to).is_ok()
-            || a.from.parent() != a.to.parent()
+            || referenced.contains(a.from.path())
+            || !matches!(a.to.kind(), Ok(None))
         {
             continue;
         }
-        if guard.archive(&a.from, &a.to) {
-            done += 1;
+        if a.from.rel().components().count() == 1 {
+            // Directly in the directory: through the guard's descriptor of it.
+            if guard.archive(a.from.path(), a.to.path()) {
+                done += 1;
+            }
+        } else if let Ok((dir, name)) = a.from.open_parent() {
+            // Deeper: through the directory reached without following a link.
+            if !matches!(
+                dir.kind_of(name),
+                Ok(Some(rustix::fs::FileType::RegularFile))
+            ) {
+                continue;
+            }
+            match dir.rename(name, a.to.file_name()).and_then(|()| dir.sync()) {
+                Ok(()) => {
+                    done += 1;
+                    guard.events.push(super::files::FileEvent::Archived {
+                        from: a.from.path().to_path_buf(),
+                        to: a.to.path().to_path_buf(),
+                    });
+                }
+                Err(e) => guard.events.push(super::files::FileEvent::Failed {
+                    path: a.from.path().to_path_buf(),
+                    error: e.to_string(),
+                }),
+            }
         }
     }
     guard.sync();
     remove_journal(path);
-    done
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -521,11 +687,11 @@ mod tests {
         ]});
         let expected = format!("{}\n", serde_json::to_string(&value).unwrap());
         assert_eq!(std::fs::read_to_string(&j).unwrap(), expected);
-        assert_eq!(read_journal(&j).unwrap(), plan);
+        assert_eq!(read_journal(&j).unwrap().unwrap(), plan);
         // "b" is referenced again by the store: it stays.
         let live: FxHashSet<&str> = ["b"].into_iter().collect();
         let mut g = DirGuard::new(&root);
-        let done = recover_journal(&j, &live, &PathSet::new(&root), &mut g);
+        let done = recover_journal(&j, &root, &live, &PathSet::new(&root), &mut g).unwrap();
         assert_eq!(done, 2);
         assert!(!j.exists());
         assert!(root.join("b.jsonl").exists());
@@ -561,7 +727,7 @@ mod tests {
         write_journal(&j, &plan).unwrap();
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         assert_eq!(v["version"], 1);
-        assert_eq!(read_journal(&j).unwrap(), plan);
+        assert_eq!(read_journal(&j).unwrap().unwrap(), plan);
         // Two suffixes, two groups, in plan order.
         let grouped = vec![
             PlannedArchive {
@@ -587,15 +753,32 @@ mod tests {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
         assert_eq!(v["version"], 2);
         assert_eq!(v["archives"].as_array().unwrap().len(), 3);
-        assert_eq!(read_journal(&j).unwrap(), grouped);
-        let hostile = serde_json::json!({"version": 2, "dir": root.to_str().unwrap(), "archives": [
-            {"suffix": ".d", "files": [["../x", "x"], ["..", null], ["", null], ["ok.jsonl", null]]},
-            {"suffix": "/../escape", "files": [["ok.jsonl", null]]},
-        ]});
-        std::fs::write(&j, hostile.to_string()).unwrap();
-        let read = read_journal(&j).unwrap();
-        assert_eq!(read.len(), 1);
-        assert_eq!(read[0].to, root.join("ok.jsonl.d"));
+        assert_eq!(read_journal(&j).unwrap().unwrap(), grouped);
+        // A name or a suffix that is not one plain component refuses the whole journal.
+        for (name, suffix) in [
+            ("../x", ".d"),
+            ("..", ".d"),
+            ("", ".d"),
+            ("ok.jsonl", "/../x"),
+        ] {
+            let hostile = serde_json::json!({"version": 2, "dir": root.to_str().unwrap(), "archives": [
+                {"suffix": ".d", "files": [["fine.jsonl", null]]},
+                {"suffix": suffix, "files": [[name, "x"]]},
+            ]});
+            std::fs::write(&j, hostile.to_string()).unwrap();
+            let e = read_journal(&j).unwrap_err();
+            assert_eq!(e.exit_code(), exit::DATA_ERR, "{name:?} {suffix:?}");
+        }
+        // Not JSON, or not a journal: refused too, not skipped.
+        for text in ["{\"version\":2,", "[]", "{\"version\":9,\"archives\":[]}"] {
+            std::fs::write(&j, text).unwrap();
+            assert!(
+                matches!(read_journal(&j), Err(JournalError::Malformed { .. })),
+                "{text}"
+            );
+        }
+        std::fs::remove_file(&j).unwrap();
+        assert!(read_journal(&j).unwrap().is_none());
     }
 
     #[test]
@@ -615,9 +798,104 @@ mod tests {
         }];
         write_journal(&j, &plan).unwrap();
         let mut g = DirGuard::new(&root);
-        let done = recover_journal(&j, &FxHashSet::default(), &PathSet::new(&root), &mut g);
-        assert_eq!(done, 0);
+        let e = recover_journal(
+            &j,
+            &root,
+            &FxHashSet::default(),
+            &PathSet::new(&root),
+            &mut g,
+        );
+        assert!(matches!(e, Err(JournalError::Outside { .. })), "{e:?}");
         assert_eq!(std::fs::read_to_string(top.join("victim")).unwrap(), "keep");
         assert!(!top.join("victim.deleted").exists());
+        assert!(j.exists(), "a refused journal is left in place");
+    }
+
+    /// A journal whose `dir`, `from` or `to` passes through a symlinked subdirectory of the
+    /// sessions directory is refused whole: nothing outside (or inside) is renamed.
+    #[test]
+    fn a_journal_through_a_symlinked_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(d.path()).unwrap();
+        let root = top.join("sessions");
+        let outside = top.join("outside");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim.jsonl"), "keep").unwrap();
+        std::fs::write(root.join("inside.jsonl"), "in").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("lnk")).unwrap();
+        let j = journal_path(&root.join("sessions.json"));
+        let lnk = root.join("lnk");
+        let journals = [
+            serde_json::json!({"version": 2, "dir": lnk, "archives": [
+                {"suffix": ".deleted.2026-01-01T00-00-00.000Z", "files": [["victim.jsonl", "v"]]}]}),
+            serde_json::json!({"version": 2, "dir": outside, "archives": [
+                {"suffix": ".deleted.2026-01-01T00-00-00.000Z", "files": [["victim.jsonl", "v"]]}]}),
+            serde_json::json!({"version": 1, "archives": [
+                {"sessionId": "i", "from": root.join("inside.jsonl"), "to": root.join("inside.jsonl.deleted.x")},
+                {"sessionId": "v", "from": lnk.join("victim.jsonl"), "to": lnk.join("victim.jsonl.deleted.x")}]}),
+            serde_json::json!({"version": 1, "archives": [
+                {"sessionId": "v", "from": root.join("inside.jsonl"), "to": lnk.join("inside.jsonl")}]}),
+            serde_json::json!({"version": 1, "archives": [
+                {"sessionId": "v", "from": "inside.jsonl", "to": "inside.jsonl.d"}]}),
+        ];
+        for journal in journals {
+            std::fs::write(&j, journal.to_string()).unwrap();
+            let mut g = DirGuard::new(&root);
+            let e = recover_journal(
+                &j,
+                &root,
+                &FxHashSet::default(),
+                &PathSet::new(&root),
+                &mut g,
+            )
+            .unwrap_err();
+            assert_eq!(e.exit_code(), exit::DATA_ERR, "{journal}");
+            assert!(g.events.is_empty(), "{journal}: {:?}", g.events);
+            assert_eq!(
+                std::fs::read_to_string(outside.join("victim.jsonl")).unwrap(),
+                "keep"
+            );
+            assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1, "{journal}");
+            assert!(
+                root.join("inside.jsonl").exists(),
+                "{journal}: nothing is renamed"
+            );
+            assert!(j.exists());
+        }
+        // The sessions directory through a link to it is the sessions directory: accepted.
+        std::os::unix::fs::symlink(&root, top.join("alias")).unwrap();
+        let ok = serde_json::json!({"version": 2, "dir": top.join("alias"), "archives": [
+            {"suffix": ".deleted.x", "files": [["inside.jsonl", "i"]]}]});
+        std::fs::write(&j, ok.to_string()).unwrap();
+        let mut g = DirGuard::new(&root);
+        let done = recover_journal(
+            &j,
+            &root,
+            &FxHashSet::default(),
+            &PathSet::new(&root),
+            &mut g,
+        )
+        .unwrap();
+        assert_eq!(done, 1);
+        assert!(root.join("inside.jsonl.deleted.x").exists());
+        // A real subdirectory, in the first form: renamed there.
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/s.jsonl"), "s").unwrap();
+        let sub = serde_json::json!({"version": 1, "archives": [
+            {"sessionId": "s", "from": root.join("sub/s.jsonl"), "to": root.join("sub/s.jsonl.deleted.x")}]});
+        std::fs::write(&j, sub.to_string()).unwrap();
+        let mut g = DirGuard::new(&root);
+        let done = recover_journal(
+            &j,
+            &root,
+            &FxHashSet::default(),
+            &PathSet::new(&root),
+            &mut g,
+        )
+        .unwrap();
+        assert_eq!(done, 1);
+        assert!(root.join("sub/s.jsonl.deleted.x").exists());
+        assert!(!j.exists());
     }
 }

@@ -2,7 +2,6 @@
 //! message are removed; an entry whose `sessionFile` is a stale generated name while
 //! `<sessionId>.jsonl` has messages gets its `sessionFile` repaired.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -48,13 +47,14 @@ pub fn has_no_message_records(path: &Path) -> bool {
     if !meta.is_file() || meta.len() > EMPTY_TRANSCRIPT_MAX_BYTES {
         return false;
     }
-    let mut raw = Vec::new();
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // Opened as the store is (links followed, as the gateway does here), but never a FIFO
+    // or a device put there since the `stat`: only a regular file is read, and at most
+    // what a message-free transcript can hold.
+    let Ok(raw) = crate::data_file::open_named(path)
+        .and_then(|f| f.read_limited(EMPTY_TRANSCRIPT_MAX_BYTES, "an empty transcript"))
+    else {
         return false;
     };
-    if f.read_to_end(&mut raw).is_err() {
-        return false;
-    }
     let text = String::from_utf8_lossy(&raw);
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);

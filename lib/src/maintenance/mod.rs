@@ -68,6 +68,10 @@ pub enum CleanupError {
     /// The pending-archive journal could not be written (nothing was changed).
     #[error("cannot record the planned archive renames: {0}")]
     Journal(#[source] AtomicWriteError),
+    /// A pending-archive journal left in the sessions directory cannot be trusted
+    /// (nothing was changed).
+    #[error(transparent)]
+    PendingJournal(#[from] journal::JournalError),
     /// Another clawstate process holds a store lock (`--no-wait`).
     #[error(transparent)]
     Lock(#[from] StoreLockError),
@@ -89,6 +93,7 @@ impl ExitCode for CleanupError {
         match self {
             CleanupError::Store(e) => e.exit_code(),
             CleanupError::Journal(e) => e.exit_code(),
+            CleanupError::PendingJournal(e) => e.exit_code(),
             CleanupError::Lock(e) => e.exit_code(),
             CleanupError::Targets(e) => e.exit_code(),
             CleanupError::LiveGateway { .. } => exit::TEMP_FAIL,
@@ -576,7 +581,13 @@ pub fn apply_store(
     if pending_journal {
         let live = live_session_ids(&ws);
         let referenced = artifacts::referenced_paths(&ws, &paths);
-        journal::recover_journal(&journal, &live, &referenced, &mut guard);
+        journal::recover_journal(
+            &journal,
+            paths.sessions_dir(),
+            &live,
+            &referenced,
+            &mut guard,
+        )?;
         // The recovered renames changed the directory: list it again.
         paths.forget_snapshot();
     }

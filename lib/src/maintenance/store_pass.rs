@@ -1182,7 +1182,7 @@ impl<'a> PreparedSave<'a> {
         self.write.as_ref().is_none_or(|(_, ids)| {
             ids.iter().all(|&id| {
                 let blob = &self.facts.blobs[id];
-                std::fs::read(&blob.path).is_ok_and(|bytes| bytes == blob.bytes)
+                prompt_blobs::read_blob_file(&blob.path).is_some_and(|bytes| bytes == blob.bytes)
             })
         })
     }

@@ -28,6 +28,10 @@ pub enum FileTextError {
     /// The file could not be opened, mapped or read.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// The file cannot be read as data: not a regular file (a FIFO, a device, a
+    /// directory).
+    #[error(transparent)]
+    Unusable(crate::data_file::DataFileError),
     /// The file is not UTF-8: the first bad byte is at this line and column (1-based).
     #[error("invalid UTF-8 at {line}:{column}")]
     NotUtf8 {
@@ -123,9 +127,21 @@ impl Mapping {
 }
 
 impl FileText {
-    /// Reads `path` whole, mapping it when it is large; checks that it is UTF-8.
+    /// Reads `path` whole, mapping it when it is large; checks that it is UTF-8. The file
+    /// is opened as [`crate::data_file::open_named`] opens it: a FIFO, a device or a
+    /// directory is refused, never read.
     pub fn read(path: &Path) -> Result<FileText, FileTextError> {
-        let mut file = File::open(path)?;
+        let open = || -> Result<File, FileTextError> {
+            match crate::data_file::open_named(path) {
+                Ok(f) => Ok(f.into_file()),
+                Err(e) if e.is_not_found() => {
+                    Err(std::io::Error::from(std::io::ErrorKind::NotFound).into())
+                }
+                Err(crate::data_file::DataFileError::Io { source, .. }) => Err(source.into()),
+                Err(e) => Err(FileTextError::Unusable(e)),
+            }
+        };
+        let mut file = open()?;
         let seen = Seen::of(&file)?;
         let len = seen.size;
         if len >= MAP_MIN {
@@ -142,10 +158,12 @@ impl FileText {
                 }
             }
             // Not mapped as it was: read it as it is now.
-            file = File::open(path)?;
+            file = open()?;
         }
+        let len = Seen::of(&file)?.size;
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        std::io::Read::read_to_end(&mut file, &mut bytes)?;
+        // At most the size `fstat` gave: a file that grows meanwhile is read as it was.
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, len), &mut bytes)?;
         let text = String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))?;
         Ok(FileText::from(text))
     }

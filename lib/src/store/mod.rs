@@ -49,6 +49,9 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// The path is not a regular file (a FIFO, a device, a directory): never read.
+    #[error(transparent)]
+    Unusable(crate::data_file::DataFileError),
     /// The file is valid JSON but not an object.
     #[error(
         "{path}: malformed store: top level is {found}, expected an object of sessionKey → entry"
@@ -82,7 +85,8 @@ pub enum StoreError {
 impl ExitCode for StoreError {
     fn exit_code(&self) -> i32 {
         match self {
-            StoreError::Read { .. } => exit::FAILURE,
+            StoreError::Read { .. } => exit::CANT_CREATE,
+            StoreError::Unusable(e) => e.exit_code(),
             StoreError::Malformed { .. } | StoreError::NotObject { .. } => exit::DATA_ERR,
             StoreError::Blob { .. } | StoreError::Write(_) => exit::CANT_CREATE,
             StoreError::ChangedWhileRead { .. } => exit::TEMP_FAIL,
@@ -194,6 +198,7 @@ pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
                 source,
             })
         }
+        Err(FileTextError::Unusable(e)) => return Err(StoreError::Unusable(e)),
         Err(FileTextError::NotUtf8 { line, column }) => {
             return Err(StoreError::Malformed {
                 path: path.to_path_buf(),

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::data_file::DataPath;
+
 use super::entry_fields::EntryFields;
 use super::normalize::{js_set, utf16_len};
 
@@ -40,6 +42,20 @@ pub fn blob_path(sessions_dir: &Path, hash_hex: &str) -> PathBuf {
         .join("sha256")
         .join(prefix)
         .join(format!("{hash_hex}.txt"))
+}
+
+/// A blob's path as a [`DataPath`] below its sessions directory: the directories on the way
+/// (`skills-prompts/sha256/<xx>`) are never followed through a link.
+pub fn blob_data_path(path: &Path) -> Option<DataPath> {
+    let root = path.ancestors().nth(4)?;
+    DataPath::beneath(root, path.strip_prefix(root).ok()?).ok()
+}
+
+/// The bytes of the blob file at `path` when it is a regular file reached without a link.
+pub fn read_blob_file(path: &Path) -> Option<Vec<u8>> {
+    blob_data_path(path)?
+        .read_small(MAX_PROMPT_BLOB_BYTES as u64, "a skill-prompt blob")
+        .ok()
 }
 
 /// Whether `s` is 64 lower-case hex digits.
@@ -84,12 +100,12 @@ fn read_valid_blob(sessions_dir: &Path, r: &PromptRef<'_>) -> Option<String> {
     {
         return None;
     }
-    let path = blob_path(sessions_dir, r.hash);
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() as f64 != r.bytes {
+    let path = blob_data_path(&blob_path(sessions_dir, r.hash))?;
+    let file = path.open_read().ok()?;
+    if file.size() as f64 != r.bytes {
         return None;
     }
-    let raw = std::fs::read(&path).ok()?;
+    let raw = file.read_to_end().ok()?;
     // Node decodes with U+FFFD replacement (maximal subparts), as from_utf8_lossy does.
     let text = String::from_utf8_lossy(&raw).into_owned();
     (sha256_hex(text.as_bytes()) == r.hash && text.len() as f64 == r.bytes).then_some(text)
@@ -239,13 +255,20 @@ pub fn project_for_persistence<M: EntryFields + Clone>(
 /// now (as the gateway does); otherwise it is written atomically — temp
 /// `<hash>.txt.<pid>.<uuid>.tmp` in the same directory (created as needed), mode 0600,
 /// fsync'd, renamed over the target, directory fsync'd.
+///
+/// The blob's directories are created and reached below the sessions directory without
+/// following a link (a planted `skills-prompts` link to elsewhere is refused).
 pub fn write_blob(blob: &PromptBlob) -> io::Result<()> {
-    if std::fs::read(&blob.path).is_ok_and(|existing| existing == blob.bytes)
+    let refused = |e: crate::data_file::DataFileError| io::Error::other(e.to_string());
+    let data =
+        blob_data_path(&blob.path).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    if read_blob_file(&blob.path).is_some_and(|existing| existing == blob.bytes)
         && touch(&blob.path).is_ok()
     {
         return Ok(());
     }
-    crate::atomic_file::replace_file(&blob.path, &blob.bytes, 0o600)
+    data.create_parent(0o700).map_err(refused)?;
+    crate::atomic_file::replace_data_file(&data, &blob.bytes, 0o600)
         .map_err(|e| io::Error::other(e.to_string()))
 }
 
@@ -255,7 +278,15 @@ fn touch(path: &Path) -> io::Result<()> {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: `c` is a valid NUL-terminated path; a null `times` means "now" for both.
-    let rc = unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), std::ptr::null(), 0) };
+    // A link is never followed (its own times would be set; the caller read a file).
+    let rc = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            std::ptr::null(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {

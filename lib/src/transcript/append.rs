@@ -7,9 +7,9 @@
 //! Deliberate difference: the message is written as given (the gateway masks secrets in
 //! it first; clawstate never changes what it is asked to store).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use super::entry::{is_canonical, js_trim};
 use super::reader::scan_lines;
+use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
 use crate::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
 
@@ -43,13 +44,19 @@ pub enum AppendError {
     /// The linear-file upgrade could not be written.
     #[error(transparent)]
     Rewrite(#[from] crate::atomic_file::AtomicWriteError),
+    /// The transcript's path cannot be used (a link on its way, not a regular file) or
+    /// the system refused to open it.
+    #[error(transparent)]
+    Unusable(#[from] crate::data_file::DataFileError),
 }
 
 impl ExitCode for AppendError {
     fn exit_code(&self) -> i32 {
         match self {
             AppendError::Lock(e) => e.exit_code(),
-            AppendError::Io { .. } | AppendError::Rewrite(_) => exit::CANT_CREATE,
+            AppendError::Io { .. } => exit::CANT_CREATE,
+            AppendError::Rewrite(e) => e.exit_code(),
+            AppendError::Unusable(e) => e.exit_code(),
             AppendError::BadMessage => exit::DATA_ERR,
         }
     }
@@ -161,6 +168,16 @@ pub fn line_info(line: &str) -> LineInfo {
     }
 }
 
+/// Opens a transcript for a scan, as an I/O error when it cannot be used.
+fn open_data(path: &DataPath) -> io::Result<File> {
+    path.open_read()
+        .map(crate::data_file::DataFile::into_file)
+        .map_err(|e| match e {
+            e if e.is_not_found() => io::Error::new(io::ErrorKind::NotFound, e.to_string()),
+            e => io::Error::other(e.to_string()),
+        })
+}
+
 /// Trimmed non-empty lines from the end of a file, newest first (stops when `f` says so).
 pub fn for_each_line_reverse(file: &File, mut f: impl FnMut(&str) -> bool) -> io::Result<()> {
     let size = file.metadata()?.len();
@@ -192,8 +209,8 @@ pub fn for_each_line_reverse(file: &File, mut f: impl FnMut(&str) -> bool) -> io
     Ok(())
 }
 
-fn for_each_line_forward(path: &Path, mut f: impl FnMut(&str) -> bool) -> io::Result<()> {
-    let file = File::open(path)?;
+fn for_each_line_forward(path: &DataPath, mut f: impl FnMut(&str) -> bool) -> io::Result<()> {
+    let file = open_data(path)?;
     scan_lines(file, |l| {
         let s = String::from_utf8_lossy(l.bytes);
         let t = js_trim(&s);
@@ -203,7 +220,7 @@ fn for_each_line_forward(path: &Path, mut f: impl FnMut(&str) -> bool) -> io::Re
 }
 
 fn validate_leaf_refs(
-    path: &Path,
+    path: &DataPath,
     control_id: &str,
     target: &Option<String>,
     append: &Option<Option<String>>,
@@ -272,7 +289,7 @@ pub struct LeafInfo {
     pub non_session_entries: usize,
 }
 
-fn leaf_from_trailing_controls(path: &Path, file: &File) -> io::Result<(Option<String>, bool)> {
+fn leaf_from_trailing_controls(path: &DataPath, file: &File) -> io::Result<(Option<String>, bool)> {
     let mut out: Option<(Option<String>, bool)> = None;
     let mut err: Option<io::Error> = None;
     for_each_line_reverse(file, |line| {
@@ -311,7 +328,7 @@ fn leaf_from_trailing_controls(path: &Path, file: &File) -> io::Result<(Option<S
     Ok(out.unwrap_or((None, false)))
 }
 
-fn leaf_forward(path: &Path, file: &File) -> io::Result<LeafInfo> {
+fn leaf_forward(path: &DataPath, file: &File) -> io::Result<LeafInfo> {
     let mut info_out = LeafInfo::default();
     let mut trailing = false;
     let mut side = false;
@@ -350,8 +367,8 @@ fn leaf_forward(path: &Path, file: &File) -> io::Result<LeafInfo> {
 }
 
 /// `readTranscriptLeafInfo`: the reverse scan (usually one line), else a forward scan.
-pub fn read_leaf_info(path: &Path) -> io::Result<LeafInfo> {
-    let file = File::open(path)?;
+pub fn read_leaf_info(path: &DataPath) -> io::Result<LeafInfo> {
+    let file = open_data(path)?;
     let mut latest: Option<String> = None;
     let mut result: Option<LeafInfo> = None;
     let mut control: Option<(String, Option<String>, Option<Option<String>>, bool)> = None;
@@ -458,7 +475,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
 #[derive(Debug, Clone)]
 pub struct AppendRequest<'a> {
     /// The transcript file.
-    pub path: &'a Path,
+    pub path: &'a DataPath,
     /// The message (an object with a string `role`).
     pub message: Value,
     /// The session id for a header created now.
@@ -507,11 +524,11 @@ fn idempotency_key(m: &Value) -> Option<String> {
         .map(String::from)
 }
 
-fn find_by_idempotency_key(path: &Path, key: &str) -> io::Result<Option<String>> {
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+fn find_by_idempotency_key(path: &DataPath, key: &str) -> io::Result<Option<String>> {
+    let file = match path.open_read() {
+        Ok(f) => f.into_file(),
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(io::Error::other(e.to_string())),
     };
     let mut found = None;
     for_each_line_reverse(&file, |line| {
@@ -549,8 +566,11 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
     if !req.message.get("role").is_some_and(Value::is_string) {
         return Err(AppendError::BadMessage);
     }
-    let path = req.path;
+    let data = req.path;
+    let path = data.path();
     let io = io_at(path);
+    // A link on the way or in its place, a FIFO: refused before anything is locked.
+    data.check()?;
     let _guard = if req.dry_run {
         None
     } else {
@@ -563,15 +583,13 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         )?)
     };
     // ensureTranscriptHeader
-    let meta = std::fs::metadata(path).ok();
-    let needs_header = !meta.as_ref().is_some_and(|m| m.is_file() && m.len() > 0);
+    let meta = data.facts()?;
+    let needs_header = !meta.as_ref().is_some_and(|m| m.size > 0);
     let mut header_created = false;
     if needs_header {
         header_created = true;
         if !req.dry_run {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(&io)?;
-            }
+            let (dir, name) = data.create_parent(0o700)?;
             let header = crate::lifecycle::transcript_header(
                 &req.session_id
                     .clone()
@@ -579,19 +597,16 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
                 crate::clock::system_now_ms(),
                 Path::new(&req.cwd),
             );
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(path)
-                .map_err(&io)?;
+            let mut f = if meta.is_none() {
+                dir.create_exclusive(name, 0o600).map_err(&io)?
+            } else {
+                data.open_write()?.into_file()
+            };
             if let Err(e) = f.write_all(header.as_bytes()).and_then(|()| f.sync_all()) {
                 // Leave no partial header: remove the file this call created, or empty the
                 // empty file it found.
                 let _ = if meta.is_none() {
-                    std::fs::remove_file(path)
+                    dir.unlink(name)
                 } else {
                     f.set_len(0)
                 };
@@ -601,7 +616,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
     }
     if req.dedupe {
         if let Some(key) = idempotency_key(&req.message) {
-            if let Some(id) = find_by_idempotency_key(path, &key).map_err(&io)? {
+            if let Some(id) = find_by_idempotency_key(data, &key).map_err(&io)? {
                 return Ok(AppendOutcome {
                     message_id: id,
                     appended: false,
@@ -614,20 +629,20 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         }
     }
     let message_id = uuid::Uuid::new_v4().to_string();
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let size = data.facts()?.map_or(0, |m| m.size);
     let mut leaf = if req.dry_run && needs_header {
         LeafInfo::default()
     } else {
-        read_leaf_info(path).unwrap_or_default()
+        read_leaf_info(data).unwrap_or_default()
     };
     let linear = !leaf.has_parent_linked_entries && leaf.non_session_entries > 0;
     let raw = linear && size > SESSION_MANAGER_APPEND_MAX_BYTES;
     let mut upgraded = false;
     if linear && !raw {
-        let content = std::fs::read(path).map_err(&io)?;
+        let content = data.read()?;
         let (bytes, l) = linear_to_parent_linked(&content);
         if !req.dry_run {
-            crate::atomic_file::replace_file(path, &bytes, 0o600)?;
+            crate::atomic_file::replace_data_file(data, &bytes, 0o600)?;
         }
         upgraded = true;
         leaf = LeafInfo {
@@ -654,14 +669,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
     let entry = Value::Object(entry);
     let mut newline = false;
     if !req.dry_run {
-        let mut f = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(&io)?;
+        let mut f = data.open_append(Some(0o600))?.into_file();
         let len = f.metadata().map_err(&io)?.len();
         if len > 0 {
             let mut last = [0u8; 1];
@@ -682,7 +690,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
             return Err(io(e));
         }
     } else {
-        let content_end = std::fs::read(path).ok().and_then(|c| c.last().copied());
+        let content_end = data.read().ok().and_then(|c| c.last().copied());
         newline = content_end.is_some_and(|b| b != b'\n');
     }
     Ok(AppendOutcome {
@@ -722,8 +730,9 @@ mod tests {
             "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n{\"type\":\"message\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"torn\"",
         )
         .unwrap();
+        let data = DataPath::given(&p);
         let req = AppendRequest {
-            path: &p,
+            path: &data,
             message: json!({"role":"user","content":"again","idempotencyKey":"k"}),
             session_id: None,
             cwd: "/".into(),

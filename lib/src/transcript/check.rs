@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use super::entry::{is_canonical_type, js_trim, parse_date_ms};
 use super::partial::{partial_deserialize, visit_object, Skip};
 use super::reader::{scan_lines, ReadError};
+use crate::data_file::DataPath;
 
 /// How serious a finding is; any `Error` makes `check` exit 65.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -887,13 +888,14 @@ impl<'p> Evaluator<'p> {
 /// is parsed only as far as the checks look (see [`super::partial`]: the same lines are
 /// accepted as by a whole-`Value` parse, and the same messages reported for the rest), and
 /// the findings come out exactly as a single pass over whole values gives them.
-pub fn check_file(path: &Path) -> Result<CheckReport, ReadError> {
+pub fn check_file(path: &DataPath) -> Result<CheckReport, ReadError> {
     check_file_in(path, None)
 }
 
 /// [`check_file`] in `parts` stretches (`None`: by the file's size and the cores).
-fn check_file_in(path: &Path, parts: Option<usize>) -> Result<CheckReport, ReadError> {
-    let file = super::reader::open(path)?;
+fn check_file_in(data: &DataPath, parts: Option<usize>) -> Result<CheckReport, ReadError> {
+    let file = super::reader::open(data)?;
+    let path = data.path();
     let io_err = |e| ReadError::io(path, e);
     let size = file.metadata().map_err(io_err)?.len();
     let parts = parts.unwrap_or_else(|| {
@@ -1095,8 +1097,9 @@ fn check_file_in(path: &Path, parts: Option<usize>) -> Result<CheckReport, ReadE
 /// The tests hold the fast path to it, so it stays as it was written.
 #[cfg(test)]
 #[allow(clippy::nonminimal_bool, clippy::redundant_pattern_matching)]
-fn check_file_reference(path: &Path) -> Result<CheckReport, ReadError> {
-    let file = super::reader::open(path)?;
+fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
+    let file = super::reader::open(data)?;
+    let path = data.path();
     let mut report = CheckReport::default();
     let add =
         |findings: &mut Vec<Finding>, line: Option<usize>, severity, code, message: String| {
@@ -1412,6 +1415,7 @@ mod tests {
     use super::*;
 
     fn same_report(path: &Path, what: &str) {
+        let path = &DataPath::given(path);
         let want = check_file_reference(path).unwrap();
         for parts in [None, Some(1), Some(2), Some(3), Some(7)] {
             let got = check_file_in(path, parts).unwrap();
@@ -1562,7 +1566,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let r = check_file(&p).unwrap();
+        let r = check_file(&DataPath::given(&p)).unwrap();
         let codes: Vec<&str> = r.findings.iter().map(|f| f.code).collect();
         for c in [
             "orphan-tool-call",

@@ -14,6 +14,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::entry::{js_trim, js_trim_end, js_trim_start, Row};
+use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 
 /// A transcript that could not be read at all.
@@ -25,6 +26,10 @@ pub enum ReadError {
         /// The path.
         path: PathBuf,
     },
+    /// The path cannot be used: a symlink on the way, not a regular file, or the system
+    /// refused to open it.
+    #[error(transparent)]
+    Unusable(DataFileError),
     /// Any other I/O failure.
     #[error("{}: cannot read: {source}", path.display())]
     Io {
@@ -39,7 +44,17 @@ impl ExitCode for ReadError {
     fn exit_code(&self) -> i32 {
         match self {
             ReadError::NotFound { .. } => exit::NOT_FOUND,
-            ReadError::Io { .. } => exit::FAILURE,
+            ReadError::Unusable(e) => e.exit_code(),
+            ReadError::Io { .. } => exit::CANT_CREATE,
+        }
+    }
+}
+
+impl From<DataFileError> for ReadError {
+    fn from(e: DataFileError) -> Self {
+        match e {
+            DataFileError::NotFound { path } => ReadError::NotFound { path },
+            e => ReadError::Unusable(e),
         }
     }
 }
@@ -203,9 +218,8 @@ pub fn parse_json_line(text: &str) -> Result<Value, serde_json::Error> {
 }
 
 /// Reads a whole transcript file with the tolerant reader.
-pub fn read_file(path: &Path) -> Result<Transcript, ReadError> {
-    let bytes = std::fs::read(path).map_err(|e| ReadError::io(path, e))?;
-    Ok(parse_bytes(&bytes))
+pub fn read_file(path: &DataPath) -> Result<Transcript, ReadError> {
+    Ok(parse_bytes(&path.read()?))
 }
 
 /// The tolerant reader over bytes already in memory.
@@ -271,9 +285,10 @@ pub fn split_lines(bytes: &[u8]) -> Vec<(usize, u64, &[u8], bool)> {
     out
 }
 
-/// Opens a file for scanning, mapping errors to [`ReadError`].
-pub fn open(path: &Path) -> Result<File, ReadError> {
-    File::open(path).map_err(|e| ReadError::io(path, e))
+/// Opens a transcript for scanning ([`DataPath::open_read`]), mapping errors to
+/// [`ReadError`].
+pub fn open(path: &DataPath) -> Result<File, ReadError> {
+    Ok(path.open_read()?.into_file())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::context::StateContext;
+use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
 use crate::session_ops::{self, OpsError};
 use crate::targets::StoreTarget;
@@ -19,7 +20,8 @@ pub enum SessionError {
     /// No entry and no transcript by that name.
     #[error("no session or transcript {0:?} (give a session key, a sessionId or a path to a .jsonl file)")]
     NotFound(String),
-    /// The entry's transcript path is unusable (escapes the sessions directory, bad id).
+    /// The entry's transcript path is unusable (escapes the sessions directory, passes
+    /// through a symlink, is not a regular file, bad id).
     #[error("session {key:?}: {message}")]
     BadPath {
         /// The store key.
@@ -45,8 +47,10 @@ impl ExitCode for SessionError {
 /// A resolved `SESSION`.
 #[derive(Debug, Clone)]
 pub struct SessionRef {
-    /// The transcript file (it may not exist yet).
+    /// The transcript file (it may not exist yet), as shown to the user.
     pub path: PathBuf,
+    /// The transcript file as it is opened: below its directory, never through a link.
+    pub file: DataPath,
     /// The store key, when resolved through the store.
     pub key: Option<String>,
     /// The store the key lives in.
@@ -67,6 +71,13 @@ fn looks_like_path(arg: &str) -> bool {
 pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError> {
     if looks_like_path(arg) {
         let path = crate::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
+        // A path typed by the user is followed as given, once (like `cat` would), and must
+        // be a regular file: a FIFO or a device is never read.
+        let file = DataPath::given(&path);
+        file.check().map_err(|e| SessionError::BadPath {
+            key: arg.to_string(),
+            message: e.to_string(),
+        })?;
         let session_id = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -75,6 +86,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
             .map(String::from);
         return Ok(SessionRef {
             path,
+            file,
             key: None,
             target: None,
             entry: None,
@@ -85,7 +97,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
     match session_ops::show(ctx, arg) {
         Ok(shown) => {
             let key = shown.matched.store_key.clone();
-            let path = shown.transcript.map_err(|message| SessionError::BadPath {
+            let file = shown.transcript.map_err(|message| SessionError::BadPath {
                 key: key.clone(),
                 message,
             })?;
@@ -103,7 +115,8 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                     key.clone()
                 };
             Ok(SessionRef {
-                path,
+                path: file.path().to_path_buf(),
+                file,
                 key: Some(key),
                 target: Some(shown.target),
                 entry: Some(shown.entry),
@@ -117,9 +130,14 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                 for target in ctx.targets().map_err(OpsError::from)? {
                     let resolver = session_ops::resolver_for(ctx, &target);
                     if let Ok(p) = resolver.default_path(id) {
-                        if p.is_file() {
+                        let found = p.check().map_err(|e| SessionError::BadPath {
+                            key: id.to_string(),
+                            message: e.to_string(),
+                        })?;
+                        if found {
                             return Ok(SessionRef {
-                                path: p,
+                                path: p.path().to_path_buf(),
+                                file: p,
                                 key: None,
                                 target: Some(target),
                                 entry: None,

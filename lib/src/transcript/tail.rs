@@ -7,8 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::Path;
+use std::os::unix::fs::FileExt;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use super::entry::{js_slice_prefix, js_trim};
 use super::history::{self, ChatHistory};
 use super::reader::{scan_lines, ReadError};
 use super::tree::{scan_tree, select_path};
+use crate::data_file::DataPath;
 
 /// Lines longer than this many bytes are not parsed: a placeholder stands in.
 pub const MAX_PARSE_LINE_BYTES: usize = 256 * 1024;
@@ -544,7 +544,7 @@ fn light_record(v: &Value) -> Value {
 }
 
 /// Builds the index of `path` by streaming the whole file once.
-pub fn build_index(path: &Path) -> Result<TranscriptIndex, ReadError> {
+pub fn build_index(path: &DataPath) -> Result<TranscriptIndex, ReadError> {
     let f = super::reader::open(path)?;
     let mut lights: Vec<Value> = Vec::new();
     let mut visible: Vec<bool> = Vec::new();
@@ -568,7 +568,7 @@ pub fn build_index(path: &Path) -> Result<TranscriptIndex, ReadError> {
         spans.push((l.offset, bytes.len()));
         true
     })
-    .map_err(|e| ReadError::io(path, e))?;
+    .map_err(|e| ReadError::io(path.path(), e))?;
     let refs: Vec<&Value> = lights.iter().collect();
     let tree = scan_tree(&refs);
     let active: Vec<usize> = if tree.has_explicit_leaf_update {
@@ -658,15 +658,15 @@ pub struct HistoryQuery {
 
 /// `chat.history` for a transcript file: the first page from the bounded tail read,
 /// offset pages from the full index.
-pub fn chat_history(path: &Path, q: &HistoryQuery) -> Result<ChatHistory, ReadError> {
+pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, ReadError> {
     let max = q.limit.unwrap_or(200).min(1000);
     let raw_window = max.max(1) * 20 + 20;
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(ChatHistory::default()),
-        Err(e) => return Err(ReadError::io(path, e)),
+    let file = match path.open_read() {
+        Ok(f) => f.into_file(),
+        Err(e) if e.is_not_found() => return Ok(ChatHistory::default()),
+        Err(e) => return Err(e.into()),
     };
-    let io_err = |e| ReadError::io(path, e);
+    let io_err = |e| ReadError::io(path.path(), e);
     let started = q.session_started_at;
     let drop_overread = |msgs: Vec<Value>, overread: Option<Value>| -> Vec<Value> {
         let msgs = history::drop_pre_session_start_announce_pairs(msgs, started);
@@ -829,7 +829,7 @@ pub enum FollowEvent {
 /// Follows a transcript as rows are appended to it, surviving truncation and rotation.
 #[derive(Debug)]
 pub struct Follower {
-    path: std::path::PathBuf,
+    path: DataPath,
     file: Option<File>,
     ino: u64,
     dev: u64,
@@ -840,9 +840,9 @@ pub struct Follower {
 
 impl Follower {
     /// Starts following at the current end of `path` (or at 0 when it does not exist yet).
-    pub fn at_end(path: &Path) -> Follower {
+    pub fn at_end(path: &DataPath) -> Follower {
         let mut f = Follower {
-            path: path.to_path_buf(),
+            path: path.clone(),
             file: None,
             ino: 0,
             dev: 0,
@@ -850,13 +850,12 @@ impl Follower {
             pending: Vec::new(),
             missing_reported: false,
         };
-        if let Ok(file) = File::open(path) {
-            if let Ok(m) = file.metadata() {
-                f.ino = m.ino();
-                f.dev = m.dev();
-                f.offset = m.len();
-            }
-            f.file = Some(file);
+        if let Ok(file) = path.open_read() {
+            let facts = file.facts();
+            f.ino = facts.ino;
+            f.dev = facts.dev;
+            f.offset = facts.size;
+            f.file = Some(file.into_file());
         }
         f
     }
@@ -868,9 +867,10 @@ impl Follower {
         on_row: &mut dyn FnMut(Value),
         on_event: &mut dyn FnMut(FollowEvent),
     ) -> io::Result<bool> {
-        let meta = match std::fs::metadata(&self.path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        let unusable = |e: crate::data_file::DataFileError| io::Error::other(e.to_string());
+        let meta = match self.path.facts().map_err(unusable)? {
+            Some(m) => m,
+            None => {
                 if !self.missing_reported && self.file.is_some() {
                     self.missing_reported = true;
                     on_event(FollowEvent::Missing);
@@ -878,20 +878,20 @@ impl Follower {
                 self.file = None;
                 return Ok(false);
             }
-            Err(e) => return Err(e),
         };
-        if self.file.is_none() || meta.ino() != self.ino || meta.dev() != self.dev {
+        if self.file.is_none() || meta.ino != self.ino || meta.dev != self.dev {
             if self.file.is_some() || self.missing_reported {
                 on_event(FollowEvent::Replaced);
             }
-            self.file = Some(File::open(&self.path)?);
-            self.ino = meta.ino();
-            self.dev = meta.dev();
+            // Never through a link, never a FIFO: what replaced the file is checked anew.
+            self.file = Some(self.path.open_read().map_err(unusable)?.into_file());
+            self.ino = meta.ino;
+            self.dev = meta.dev;
             self.offset = 0;
             self.pending.clear();
             self.missing_reported = false;
         }
-        let len = meta.len();
+        let len = meta.size;
         if len < self.offset {
             on_event(FollowEvent::Truncated);
             self.offset = 0;
@@ -931,6 +931,7 @@ impl Follower {
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::Path;
 
     #[test]
     fn tail_lines_match_the_window_rules() {
@@ -1027,7 +1028,7 @@ mod tests {
                         max_chars: 8000,
                         now_ms: 99,
                     };
-                    let got = chat_history(&p, &q).unwrap();
+                    let got = chat_history(&DataPath::given(&p), &q).unwrap();
                     assert!(
                         got.messages == first_page_reference(&p, &q),
                         "seed {seed} limit {limit:?} started {started:?}"
