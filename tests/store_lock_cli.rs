@@ -42,7 +42,7 @@ impl Fixture {
         .unwrap();
         std::fs::write(
             sessions.join(format!("{SID}.jsonl")),
-            "{\"type\":\"session\",\"version\":3,\"id\":\"x\"}\n",
+            "{\"type\":\"session\",\"version\":3,\"id\":\"x\"}\n{}\n{}\n",
         )
         .unwrap();
         std::fs::write(sessions.join("old.jsonl"), "{}\n").unwrap();
@@ -84,7 +84,7 @@ impl Fixture {
     /// `<home>/tmp`): the lock must hold across environments.
     fn hold(&self) -> StoreLock {
         assert_ne!(std::env::temp_dir(), self.home.join("tmp"));
-        StoreLock::acquire(&self.store_path(), LockWait::NoWait, || {}).unwrap()
+        StoreLock::acquire(&self.store_path(), LockWait::no_wait()).unwrap()
     }
 }
 
@@ -166,7 +166,7 @@ fn a_blocked_writer_says_so_and_gives_up_after_wait_secs_with_75() {
     for (bin, args) in [
         ("claw-sessions", &["patch", "main", "--set", "label=x"][..]),
         ("claw-sessions", &["reset", "main"][..]),
-        ("claw-sessions", &["cleanup", "--enforce"][..]),
+        ("claw-sessions", &["cleanup", "--enforce", "--verbose"][..]),
         (
             "claw-compact",
             &["truncate", "main", "--max-lines", "1"][..],
@@ -195,6 +195,15 @@ fn a_blocked_writer_says_so_and_gives_up_after_wait_secs_with_75() {
             "{bin} {args:?}: the transcript is untouched"
         );
     }
+    // Cleanup and `claw-compact auto` are for cron: silent unless at a terminal or verbose.
+    f.cmd("claw-sessions")
+        .args(["cleanup", "--enforce", "--wait", "1"])
+        .assert()
+        .code(75)
+        .stderr(predicate::str::contains(
+            "another clawstate process is writing this store",
+        ))
+        .stderr(predicate::str::contains("waiting").not());
     // --wait 0 is --no-wait: at once, without the message.
     f.cmd("claw-sessions")
         .args(["patch", "main", "--set", "label=x", "--wait", "0"])
@@ -340,6 +349,6 @@ fn transcript_lock_files_are_0600_even_with_umask_0() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(summary.starts_with("MODE 600\n"), "{summary:?}");
+    assert_eq!(summary.lines().next(), Some("MODE 600"), "{summary:?}");
     assert!(!Path::new(&format!("{}.lock", transcript.display())).exists());
 }
