@@ -86,26 +86,13 @@ impl Fixture {
         v
     }
 
-    /// Holds the store lock the binary takes (same file, under the TMPDIR it sees).
-    fn hold_store_lock(&self) -> std::fs::File {
-        use sha2::Digest;
-        let real = std::fs::canonicalize(self.store_path()).unwrap();
-        let hex: String = sha2::Sha256::digest(real.as_os_str().as_encoded_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let uid = unsafe { libc::getuid() };
-        let dir = self.home.join("tmp").join(format!("clawstate-{uid}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let held = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(format!("store-{hex}.lock")))
-            .unwrap();
-        held.lock().unwrap();
-        held
+    /// Holds the store lock the binary takes, as any clawstate writer would.
+    fn hold_store_lock(&self) -> clawstate::store_lock::StoreLock {
+        clawstate::store_lock::StoreLock::acquire(
+            &self.store_path(),
+            clawstate::store_lock::LockWait::no_wait(),
+        )
+        .unwrap()
     }
 }
 

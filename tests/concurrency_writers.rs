@@ -58,14 +58,19 @@ fn env() -> Env {
 
 impl Env {
     fn cmd(&self, bin: &str) -> Command {
+        self.cmd_in(bin, &self.state, &self.home.join("tmp"))
+    }
+
+    /// A command on the state dir as `state` names it, with `TMPDIR` `tmp`.
+    fn cmd_in(&self, bin: &str, state: &Path, tmp: &Path) -> Command {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin(bin));
         c.env_clear()
             .env("HOME", &self.home)
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("TZ", "UTC")
-            .env("TMPDIR", self.home.join("tmp"))
+            .env("TMPDIR", tmp)
             .arg("--state-dir")
-            .arg(&self.state)
+            .arg(state)
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         c
@@ -152,6 +157,48 @@ fn patches_of_different_fields_from_four_processes_lose_no_update() {
         "concurrency: {} patches from {WRITERS} processes in {:.1} s, none lost",
         WRITERS * PATCHES,
         t.elapsed().as_secs_f64()
+    );
+}
+
+/// Writers whose environments differ (cron's `TMPDIR` and a shell's, systemd's `PrivateTmp`;
+/// the store reached through a symlinked state dir) still exclude each other: the lock
+/// belongs to the store's real directory, not to anything in the environment.
+#[test]
+fn patches_from_two_environments_lose_no_update() {
+    const WRITERS: usize = 4;
+    const PATCHES: usize = 25;
+    let e = env();
+    let linked_state = e.home.join("state-link");
+    std::os::unix::fs::symlink(&e.state, &linked_state).unwrap();
+    let other_tmp = e.home.join("other-tmp");
+    std::fs::create_dir_all(&other_tmp).unwrap();
+    e.write_store(&json!({MAIN: {"sessionId": SID, "updatedAt": NOW}}));
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            let (e, linked_state, other_tmp) = (&e, &linked_state, &other_tmp);
+            s.spawn(move || {
+                for i in 0..PATCHES {
+                    let mut c = if w % 2 == 0 {
+                        e.cmd("claw-sessions")
+                    } else {
+                        e.cmd_in("claw-sessions", linked_state, other_tmp)
+                    };
+                    ok(c.args(["patch", "main", "--set", &format!("custom.w{w}.p{i}=1")]));
+                }
+            });
+        }
+    });
+    let custom = e.store()[MAIN]["custom"].clone();
+    let lost: Vec<String> = (0..WRITERS)
+        .flat_map(|w| (0..PATCHES).map(move |i| (w, i)))
+        .filter(|(w, i)| custom[format!("w{w}")][format!("p{i}")] != json!(1))
+        .map(|(w, i)| format!("w{w}.p{i}"))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} of {} patches lost: {lost:?}",
+        lost.len(),
+        WRITERS * PATCHES
     );
 }
 

@@ -446,25 +446,12 @@ fn live_gateway_refuses_writes_unless_store_is_explicit() {
 fn store_lock_busy_with_no_wait_is_75() {
     let f = basic();
     let store = f.sessions.join("sessions.json");
-    // Hold the store lock from this process: the same file the binary locks, under the
-    // TMPDIR it sees (<tmp>/clawstate-<uid>/store-<sha256(realpath) prefix>.lock).
-    use sha2::Digest;
-    let real = std::fs::canonicalize(&store).unwrap();
-    let hex: String = sha2::Sha256::digest(real.as_os_str().as_encoded_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let uid = unsafe { libc::getuid() };
-    let dir = f.home.join("tmp").join(format!("clawstate-{uid}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let held = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(format!("store-{hex}.lock")))
-        .unwrap();
-    held.lock().unwrap();
+    // Hold the store lock from this process, as any clawstate writer would.
+    let _held = clawstate::store_lock::StoreLock::acquire(
+        &store,
+        clawstate::store_lock::LockWait::no_wait(),
+    )
+    .unwrap();
     f.cmd()
         .args(["patch", "main", "--set", "label=x", "--no-wait"])
         .assert()

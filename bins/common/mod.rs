@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory};
 use clawstate::context::{GlobalOptions, StateContext};
 use clawstate::exit::{self, ExitCode};
+use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 
 /// mimalloc: the tools allocate many small maps (one per entry); glibc malloc spends more
@@ -44,6 +45,25 @@ pub struct GlobalArgs {
     /// Print one JSON object per line.
     #[arg(long, global = true)]
     pub ndjson: bool,
+}
+
+/// How long a command that writes a store waits for another clawstate writer of it.
+#[derive(Debug, Clone, Args)]
+pub struct StoreWaitArgs {
+    /// Wait at most SECS seconds while another clawstate process writes the store, then exit 75 (0: do not wait).
+    #[arg(long, value_name = "SECS", default_value_t = LockWait::DEFAULT_TIMEOUT.as_secs())]
+    pub wait: u64,
+    /// Exit 75 at once when another clawstate process writes the store (--wait 0).
+    #[arg(long, conflicts_with = "wait")]
+    pub no_wait: bool,
+}
+
+impl StoreWaitArgs {
+    /// The wait policy, saying `prog: waiting for …` on stderr when a wait starts.
+    pub fn policy(&self, announce: fn(&Waiting<'_>)) -> LockWait {
+        let secs = if self.no_wait { 0 } else { self.wait };
+        LockWait::up_to(std::time::Duration::from_secs(secs)).announcing(announce)
+    }
 }
 
 /// How results are printed.

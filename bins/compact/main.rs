@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -13,7 +14,8 @@ use clawstate::compaction::settings::Overrides;
 use clawstate::context::StateContext;
 use clawstate::exit::{self, ExitCode};
 use clawstate::jsjson;
-use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use clawstate::store_lock::{LockWait, Waiting};
+use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs};
 use serde_json::{json, Value};
 
 const PROG: &str = "claw-compact";
@@ -34,7 +36,9 @@ const PROG: &str = "claw-compact";
 /// Writes take the transcript write lock as the gateway does, are atomic and fsync'd
 /// (the successor is durable before the store points at it; the old transcript is never
 /// modified by --rotate), and refuse while the state directory's gateway is running
-/// (pass --store to write offline anyway). Every command has --dry-run. A transcript the
+/// (pass --store to write offline anyway). The store is updated under the lock other
+/// clawstate writers take: run, truncate and auto wait up to --wait SECS (default 60) for
+/// it, before changing the transcript. Every command has --dry-run. A transcript the
 /// gateway would repair or migrate first is refused (run claw-transcript repair/migrate).
 ///
 /// Exit codes: 0 ok (for `check --quiet`: compaction is due), 1 other failure (a summarizer
@@ -147,6 +151,8 @@ enum Command {
         /// Show what would be written; write nothing.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        wait: StoreWaitArgs,
     },
     /// `sessions compact --max-lines N`: keep the header and the last N-1 lines.
     Truncate {
@@ -158,6 +164,8 @@ enum Command {
         /// Show what would be written; write nothing.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        wait: StoreWaitArgs,
     },
     /// For cron: compact the session (or every session with --all) when due, one JSON line each.
     Auto {
@@ -177,6 +185,8 @@ enum Command {
         /// Show what would be done; write nothing.
         #[arg(long)]
         dry_run: bool,
+        #[command(flatten)]
+        wait: StoreWaitArgs,
     },
 }
 
@@ -254,6 +264,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             rotate,
             keep_tail,
             dry_run,
+            wait,
         } => {
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let opts = RunOptions {
@@ -263,6 +274,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 rotate,
                 keep_tail,
                 dry_run,
+                wait: wait.policy(waiting),
             };
             let doc = ops::run(&ctx, &s, &opts).or_fail()?;
             report_warnings(&doc);
@@ -272,9 +284,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             session,
             max_lines,
             dry_run,
+            wait,
         } => {
             let s = ops::resolve(&ctx, &session).or_fail()?;
-            let doc = ops::truncate(&ctx, &s, max_lines, dry_run).or_fail()?;
+            let doc =
+                ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
             report_warnings(&doc);
             print_doc(mode, &doc, || {
                 if doc["compacted"] == json!(true) {
@@ -304,8 +318,24 @@ fn run(cli: Cli) -> Result<(), Failure> {
             summary,
             rotate,
             dry_run,
-        } => auto(&ctx, mode, session, all, &budget, &summary, rotate, dry_run),
+            wait,
+        } => {
+            // Silent for cron: the wait is announced at a terminal.
+            let wait = wait.policy(if std::io::stderr().is_terminal() {
+                waiting
+            } else {
+                |_| {}
+            });
+            auto(
+                &ctx, mode, session, all, &budget, &summary, rotate, dry_run, wait,
+            )
+        }
     }
+}
+
+/// Says on stderr that a write waits for another clawstate writer of its store.
+fn waiting(w: &Waiting<'_>) {
+    eprintln!("{PROG}: {w}");
 }
 
 fn report_warnings(doc: &Value) {
@@ -367,6 +397,7 @@ fn auto(
     summary: &Summary,
     rotate: bool,
     dry_run: bool,
+    wait: LockWait,
 ) -> Result<(), Failure> {
     let mut sessions: Vec<String> = Vec::new();
     if all {
@@ -415,6 +446,7 @@ fn auto(
                 rotate: rotate || st.truncate_after_compaction,
                 keep_tail: false,
                 dry_run,
+                wait,
             };
             let doc = ops::run(ctx, &s, &opts)?;
             Ok(

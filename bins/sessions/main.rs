@@ -4,14 +4,15 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use clawstate::context::StateContext;
 use clawstate::exit;
 use clawstate::session_list::{self as listing, ListOptions};
 use clawstate::session_ops::{self, WriteOptions};
-use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use clawstate::store_lock::Waiting;
+use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs};
 use serde_json::{json, Map, Value};
 
 const PROG: &str = "claw-sessions";
@@ -19,6 +20,10 @@ const PROG: &str = "claw-sessions";
 /// Read and maintain an OpenClaw session store offline.
 ///
 /// Without a command, lists sessions like `openclaw sessions`.
+///
+/// Writers of one store (patch, reset, delete, cleanup --enforce, claw-compact) exclude each
+/// other with a lock on the store's directory, whatever their environment; a writer waits
+/// up to --wait SECS (default 60) for another, then exits 75 naming the store.
 ///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input
 /// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, or a
@@ -38,16 +43,15 @@ struct WriteArgs {
     /// Show what would change; write nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Exit 75 at once instead of waiting when another clawstate process writes the store.
-    #[arg(long)]
-    no_wait: bool,
+    #[command(flatten)]
+    wait: StoreWaitArgs,
 }
 
 impl WriteArgs {
     fn options(&self) -> WriteOptions {
         WriteOptions {
             dry_run: self.dry_run,
-            no_wait: self.no_wait,
+            wait: self.wait.policy(waiting),
         }
     }
 }
@@ -126,7 +130,8 @@ enum Command {
     /// Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale
     /// entries, cap the count, enforce the disk budget, archive and prune files.
     ///
-    /// Silent on success unless something changed (for cron); --verbose logs every file.
+    /// Silent on success unless something changed (for cron); --verbose logs every file
+    /// (and, as at a terminal, says when it waits for another clawstate writer).
     ///
     /// Unlike the gateway, which renames and deletes files before it writes the store,
     /// --enforce decides everything first, records the planned transcript renames in
@@ -159,9 +164,8 @@ struct CleanupArgs {
     /// Log every file archived or removed (stderr) and print the per-key action table.
     #[arg(long, short = 'v')]
     verbose: bool,
-    /// Exit 75 at once instead of waiting when another clawstate process writes a store.
-    #[arg(long)]
-    no_wait: bool,
+    #[command(flatten)]
+    wait: StoreWaitArgs,
 }
 
 fn main() -> std::process::ExitCode {
@@ -233,8 +237,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-fn waiting() {
-    eprintln!("{PROG}: waiting for another clawstate process to finish writing the store…");
+/// Says on stderr that a write waits for another clawstate writer of its store.
+fn waiting(w: &Waiting<'_>) {
+    eprintln!("{PROG}: {w}");
 }
 
 fn print_json(v: &Value) -> Result<(), Failure> {
@@ -423,7 +428,7 @@ fn patch_cmd(
     } else {
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
-    let r = session_ops::patch(ctx, key, patch, w, waiting).or_fail()?;
+    let r = session_ops::patch(ctx, key, patch, w).or_fail()?;
     match mode {
         OutputMode::Text => {
             let verb = if w.dry_run {
@@ -464,7 +469,7 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
     } else {
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
-    let r = session_ops::reset(ctx, key, w, waiting).or_fail()?;
+    let r = session_ops::reset(ctx, key, w).or_fail()?;
     if let Some(Err(e)) = &r.signal_cursors {
         warn(PROG, &format!("watcher cursors not reset: {e}"));
     }
@@ -523,7 +528,7 @@ fn delete(
     } else {
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
-    let (target, results) = session_ops::delete(ctx, keys, w, waiting).or_fail()?;
+    let (target, results) = session_ops::delete(ctx, keys, w).or_fail()?;
     for r in &results {
         if let Some(Err(e)) = &r.signal_state {
             warn(PROG, &format!("{}: signal state not forgotten: {e}", r.key));
@@ -682,19 +687,18 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
         fix_missing: a.fix_missing,
         fix_dm_scope: a.fix_dm_scope,
         active_key: a.active_key.clone(),
-        no_wait: a.no_wait,
+        // Silent for cron: the wait is announced at a terminal or with --verbose.
+        wait: a
+            .wait
+            .policy(if a.verbose || std::io::stderr().is_terminal() {
+                waiting
+            } else {
+                |_| {}
+            }),
         want_rows: mode == OutputMode::Text && (a.dry_run || a.verbose),
     };
     let verbose = a.verbose;
-    let run = maintenance::run_cleanup(ctx, &opts, |t| {
-        if verbose {
-            eprintln!(
-                "{PROG}: waiting for another clawstate process to finish writing {}…",
-                t.store_path.display()
-            );
-        }
-    })
-    .or_fail()?;
+    let run = maintenance::run_cleanup(ctx, &opts).or_fail()?;
     for w in &run.warnings {
         warn(PROG, w);
     }

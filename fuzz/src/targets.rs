@@ -808,9 +808,9 @@ pub fn patch(data: &[u8]) {
     let before = snapshot(&w);
     let opts = WriteOptions {
         dry_run: false,
-        no_wait: true,
+        wait: clawstate::store_lock::LockWait::no_wait(),
     };
-    match session_ops::patch(&ctx, &key, &patch_value, opts, || {}) {
+    match session_ops::patch(&ctx, &key, &patch_value, opts) {
         Err(e) => {
             assert_not_denied("patch", &e);
             assert!(
@@ -852,7 +852,7 @@ pub fn patch(data: &[u8]) {
             // The same patch again (by store key: a sessionId request may have moved)
             // leaves the bytes as they are (`written` may still be reported when the
             // load normalised something, e.g. a legacy field the patch sets again).
-            let second = session_ops::patch(&ctx, &out.key, &patch_value, opts, || {})
+            let second = session_ops::patch(&ctx, &out.key, &patch_value, opts)
                 .unwrap_or_else(|e| panic!("the same patch failed the second time: {e}"));
             let _ = second.written;
             // Legacy fields are migrated by the next load (`provider` → `channel`, …), so
@@ -869,9 +869,9 @@ pub fn patch(data: &[u8]) {
     let now = snapshot(&w);
     let dry = WriteOptions {
         dry_run: true,
-        no_wait: true,
+        wait: clawstate::store_lock::LockWait::no_wait(),
     };
-    if let Err(e) = session_ops::patch(&ctx, &key, &patch_value, dry, || {}) {
+    if let Err(e) = session_ops::patch(&ctx, &key, &patch_value, dry) {
         assert_not_denied("patch --dry-run", &e);
     }
     assert!(snapshot(&w) == now, "a dry-run patch changed files");

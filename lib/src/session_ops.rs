@@ -80,8 +80,8 @@ impl ExitCode for OpsError {
 pub struct WriteOptions {
     /// Compute and report, write nothing.
     pub dry_run: bool,
-    /// Fail at once (exit 75) instead of waiting for another clawstate writer.
-    pub no_wait: bool,
+    /// How long to wait for another clawstate writer of the store (then exit 75).
+    pub wait: LockWait,
 }
 
 /// The store a key lives in: `--store`/`--agent` when given, else the store of the key's
@@ -144,20 +144,11 @@ pub fn resolver_for(ctx: &StateContext, target: &StoreTarget) -> TranscriptResol
 }
 
 /// Takes the store lock for a write (or nothing for a dry run).
-fn lock_store(
-    target: &StoreTarget,
-    opts: WriteOptions,
-    on_wait: impl FnOnce(),
-) -> Result<Option<StoreLock>, OpsError> {
+fn lock_store(target: &StoreTarget, opts: WriteOptions) -> Result<Option<StoreLock>, OpsError> {
     if opts.dry_run {
         return Ok(None);
     }
-    let wait = if opts.no_wait {
-        LockWait::NoWait
-    } else {
-        LockWait::Block
-    };
-    Ok(Some(StoreLock::acquire(&target.store_path, wait, on_wait)?))
+    Ok(Some(StoreLock::acquire(&target.store_path, opts.wait)?))
 }
 
 fn find(store: &SessionStore, ctx: &StateContext, request: &str) -> Result<EntryMatch, OpsError> {
@@ -245,13 +236,12 @@ pub fn patch(
     request: &str,
     merge: &Value,
     opts: WriteOptions,
-    on_wait: impl FnOnce(),
 ) -> Result<PatchOutcome, OpsError> {
     let target = target_for_key(ctx, request)?;
     if !opts.dry_run {
         check_live_gateway(ctx)?;
     }
-    let _lock = lock_store(&target, opts, on_wait)?;
+    let _lock = lock_store(&target, opts)?;
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
     let matched = find(&store, ctx, request)?;
     let key = matched.store_key;
@@ -328,13 +318,12 @@ pub fn reset(
     ctx: &StateContext,
     request: &str,
     opts: WriteOptions,
-    on_wait: impl FnOnce(),
 ) -> Result<ResetOutcome, OpsError> {
     let target = target_for_key(ctx, request)?;
     if !opts.dry_run {
         check_live_gateway(ctx)?;
     }
-    let _lock = lock_store(&target, opts, on_wait)?;
+    let _lock = lock_store(&target, opts)?;
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
     let key = match lifecycle::find_entry(&store, request, &ctx.key_context()) {
         Some(m) => m.store_key,
@@ -472,14 +461,13 @@ pub fn delete(
     ctx: &StateContext,
     requests: &[String],
     opts: WriteOptions,
-    on_wait: impl FnOnce(),
 ) -> Result<(StoreTarget, Vec<DeleteOutcome>), OpsError> {
     let first = requests.first().map(String::as_str).unwrap_or("");
     let target = target_for_key(ctx, first)?;
     if !opts.dry_run {
         check_live_gateway(ctx)?;
     }
-    let _lock = lock_store(&target, opts, on_wait)?;
+    let _lock = lock_store(&target, opts)?;
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
     let resolver = resolver_for(ctx, &target);
     let mut keys: Vec<(String, String)> = Vec::new();

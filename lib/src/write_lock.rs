@@ -495,12 +495,14 @@ fn join_reasons(reasons: &[StaleReason]) -> String {
         .join(", ")
 }
 
-/// `open(path, "wx")`: `O_WRONLY|O_CREAT|O_EXCL`, mode 0666 before the umask.
+/// The gateway's `open(path, "wx")` (`O_WRONLY|O_CREAT|O_EXCL`), but mode 0600 as
+/// openclaw 2026.8.1 creates it, not 2026.7.1's 0666 before the umask: the payload (pid,
+/// start time) is no one else's business, and a umask of 000 must not make it writable.
 fn create_exclusive(lock_path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o666)
+        .mode(0o600)
         .open(lock_path)
 }
 
@@ -1147,7 +1149,7 @@ mod tests {
             process::start_time(std::process::id())
         );
         let mode = fs::metadata(&lock).expect("meta").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o666 & !umask());
+        assert_eq!(mode, 0o600 & !umask());
         guard.release().expect("release");
         assert!(!lock.exists());
     }

@@ -412,6 +412,8 @@ pub struct RunOptions {
     pub keep_tail: bool,
     /// Compute and report, write nothing.
     pub dry_run: bool,
+    /// How long to wait for another clawstate writer of the store (then exit 75).
+    pub wait: LockWait,
 }
 
 /// The summary text for a preparation (file lists appended).
@@ -570,6 +572,8 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         None
     };
     let line = crate::jsjson::to_string_compact(&appended.entry);
+    // The store lock before the transcript changes: a busy store leaves both as they were.
+    let _store_lock = lock_store(s, o.dry_run, o.wait)?;
     if !o.dry_run {
         match &successor {
             Some(succ) => succ.write()?,
@@ -679,8 +683,23 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     }))
 }
 
-/// Loads the store under its lock, checks the entry still names `session_id`, applies
-/// `f` and saves (or, dry, only computes). Returns the entry after.
+/// Takes the lock of the session's store, when it has one and this is not a dry run.
+fn lock_store(
+    s: &SessionRef,
+    dry_run: bool,
+    wait: LockWait,
+) -> Result<Option<StoreLock>, CompactError> {
+    match (&s.key, &s.target) {
+        (Some(_), Some(target)) if !dry_run => {
+            Ok(Some(StoreLock::acquire(&target.store_path, wait)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Loads the store (under the lock the caller holds, see [`lock_store`]), checks the entry
+/// still names `session_id`, applies `f` and saves (or, dry, only computes). Returns the
+/// entry after.
 fn update_entry(
     target: &crate::targets::StoreTarget,
     key: &str,
@@ -688,15 +707,6 @@ fn update_entry(
     dry_run: bool,
     f: impl FnOnce(&mut Map<String, Value>),
 ) -> Result<Value, CompactError> {
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(StoreLock::acquire(
-            &target.store_path,
-            LockWait::Block,
-            || {},
-        )?)
-    };
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
     let Some(mut e) = store.entry(key).cloned() else {
         return Err(CompactError::Changed {
@@ -727,6 +737,7 @@ pub fn truncate(
     s: &SessionRef,
     max_lines: u64,
     dry_run: bool,
+    wait: LockWait,
 ) -> Result<Value, CompactError> {
     let key = json!(s.key);
     if let Some(e) = &s.entry {
@@ -748,6 +759,7 @@ pub fn truncate(
     let Some(lines) = plan.lines else {
         return Ok(json!({"ok": true, "key": key, "compacted": false, "kept": plan.kept}));
     };
+    let _store_lock = lock_store(s, dry_run, wait)?;
     let archived = if dry_run {
         crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms)
     } else {

@@ -72,7 +72,7 @@ pub enum CleanupError {
     /// (nothing was changed).
     #[error(transparent)]
     PendingJournal(#[from] journal::JournalError),
-    /// Another clawstate process holds a store lock (`--no-wait`).
+    /// A store lock could not be taken (another clawstate writer held it too long).
     #[error(transparent)]
     Lock(#[from] StoreLockError),
     /// The target options are wrong.
@@ -114,8 +114,8 @@ pub struct CleanupOptions {
     pub fix_dm_scope: bool,
     /// `--active-key`: never pruned, capped, evicted or retired.
     pub active_key: Option<String>,
-    /// Exit 75 at once when another clawstate process holds a store.
-    pub no_wait: bool,
+    /// How long to wait for another clawstate writer of a store (then exit 75).
+    pub wait: LockWait,
     /// Build the per-key action rows (for text output).
     pub want_rows: bool,
 }
@@ -166,11 +166,7 @@ impl CleanupRun {
 }
 
 /// Runs `cleanup` on the selected stores.
-pub fn run_cleanup(
-    ctx: &StateContext,
-    opts: &CleanupOptions,
-    mut on_wait: impl FnMut(&StoreTarget),
-) -> Result<CleanupRun, CleanupError> {
+pub fn run_cleanup(ctx: &StateContext, opts: &CleanupOptions) -> Result<CleanupRun, CleanupError> {
     let targets = ctx.targets()?;
     let maintenance = MaintenanceConfig::from_config(&ctx.config);
     let mode = if opts.enforce {
@@ -199,20 +195,13 @@ pub fn run_cleanup(
             ));
         }
     }
-    let wait = if opts.no_wait {
-        LockWait::NoWait
-    } else {
-        LockWait::Block
-    };
     // Locks are kept until the end, so the whole run is one step for other writers.
     let mut locks: Vec<StoreLock> = Vec::new();
     for target in &targets {
         let outcome = if opts.dry_run {
             preview_store(ctx, target, &maintenance, mode, opts)?
         } else {
-            locks.push(StoreLock::acquire(&target.store_path, wait, || {
-                on_wait(target)
-            })?);
+            locks.push(StoreLock::acquire(&target.store_path, opts.wait)?);
             apply_store(ctx, target, &maintenance, mode, opts)?
         };
         run.stores.push(outcome);

@@ -249,7 +249,11 @@ pub fn throttle_path(db_path: &Path) -> PathBuf {
     let real = super::db::resolve_via_existing_ancestor(db_path);
     let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    crate::store_lock::lock_dir().join(format!("signals-prune-{hex}.ms"))
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir()
+        .join(format!("clawstate-{uid}"))
+        .join(format!("signals-prune-{hex}.ms"))
 }
 
 /// Records that a full (default-bounds) prune ran at `now`, for commands that prune
