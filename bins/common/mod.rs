@@ -11,6 +11,7 @@ use clawstate::context::{GlobalOptions, StateContext};
 use clawstate::exit::{self, ExitCode};
 use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
+use clawstate::terminal_text::{self, TerminalWriter};
 
 /// mimalloc: the tools allocate many small maps (one per entry); glibc malloc spends more
 /// time than the parser on them. Built without transparent huge pages (`no_thp`): with
@@ -160,7 +161,7 @@ pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::
         Ok(()) => exit::OK,
         Err(f) if f.code == exit::OK => exit::OK,
         Err(f) => {
-            eprintln!("{prog}: {}", f.message);
+            note(prog, &f.message);
             f.code
         }
     };
@@ -168,10 +169,17 @@ pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::
     clawstate::process::exit_now(code as u8)
 }
 
-/// Writes text to stdout; a broken pipe ends the program quietly with success.
+/// Writes text to stdout; a broken pipe ends the program quietly with success. On a
+/// terminal, what data could still hold raw (JSON keeps U+009B or U+202E as they are) is
+/// escaped (`clawstate::terminal_text`, rule 2).
 pub fn out(text: &str) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
+    let text = if stdout_is_terminal() {
+        terminal_text::escape_text(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
     match lock.write_all(text.as_bytes()).and_then(|_| lock.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
@@ -182,10 +190,16 @@ pub fn out(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// Streams output through a buffered stdout; a broken pipe ends quietly with success.
+/// Streams output through a buffered stdout; a broken pipe ends quietly with success. On
+/// a terminal, escaped as [`out`] does.
 pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Failure> {
     let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let lock: Box<dyn Write> = if stdout_is_terminal() {
+        Box::new(TerminalWriter::new(stdout.lock()))
+    } else {
+        Box::new(stdout.lock())
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, lock);
     match body(&mut w).and_then(|_| w.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
@@ -196,9 +210,23 @@ pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
     }
 }
 
-/// Prints a warning line on stderr.
+/// Prints a warning line on stderr, escaped as one line.
 pub fn warn(prog: &str, message: &str) {
-    eprintln!("{prog}: warning: {message}");
+    eprintln!("{prog}: warning: {}", terminal_text::escape_line(message));
+}
+
+/// Prints `prog: message` on stderr (an error or progress), escaped as one line: data in
+/// a message never drives the terminal nor forges a second line.
+pub fn note(prog: &str, message: &str) {
+    eprintln!("{prog}: {}", terminal_text::escape_line(message));
+}
+
+/// One line of text output for a record that holds data (keys, summaries, paths): the
+/// line escaped as a whole (its own text holds no control), then a newline.
+pub fn text_line(line: &str) -> String {
+    let mut s = terminal_text::escape_line(line).into_owned();
+    s.push('\n');
+    s
 }
 
 /// Whether stdout is a terminal.

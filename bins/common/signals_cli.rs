@@ -10,6 +10,7 @@ use clawstate::context::StateContext;
 use clawstate::jsjson;
 use clawstate::session_key::resolve_store_key;
 use clawstate::signals::{Access, StateDb};
+use clawstate::terminal_text::escape_line;
 use serde_json::Value;
 
 use crate::common::{out, Failure, OrFail, OutputMode};
@@ -130,8 +131,14 @@ pub fn print_list(
     }
 }
 
-/// Left-aligned columns separated by two spaces.
+/// Left-aligned columns separated by two spaces; every cell escaped as one line, so data
+/// never breaks the layout (`clawstate::terminal_text`).
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| escape_line(c).into_owned()).collect())
+        .collect();
+    let rows = &rows;
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {

@@ -15,7 +15,9 @@ use clawstate::context::StateContext;
 use clawstate::exit::{self, ExitCode};
 use clawstate::jsjson;
 use clawstate::store_lock::{LockWait, Waiting};
-use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs};
+use common::{
+    out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
+};
 use serde_json::{json, Value};
 
 const PROG: &str = "claw-compact";
@@ -226,8 +228,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             let j = &r.json;
             print_doc(mode, j, || {
-                format!(
-                    "{}: {} context tokens ({}), threshold {} (window {} − reserve {}): {}\n",
+                text_line(&format!(
+                    "{}: {} context tokens ({}), threshold {} (window {} − reserve {}): {}",
                     s.path.display(),
                     j["contextTokens"],
                     j["source"].as_str().unwrap_or(""),
@@ -239,7 +241,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     } else {
                         "no compaction due"
                     }
-                )
+                ))
             })
         }
         Command::Plan {
@@ -291,9 +293,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
             report_warnings(&doc);
             print_doc(mode, &doc, || {
-                if doc["compacted"] == json!(true) {
+                text_line(&if doc["compacted"] == json!(true) {
                     format!(
-                        "{} {}: kept {} lines, original archived as {}\n",
+                        "{} {}: kept {} lines, original archived as {}",
                         if dry_run { "would trim" } else { "trimmed" },
                         s.path.display(),
                         doc["kept"],
@@ -301,14 +303,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     )
                 } else {
                     format!(
-                        "{}: not trimmed ({})\n",
+                        "{}: not trimmed ({})",
                         s.path.display(),
                         doc.get("reason")
                             .and_then(Value::as_str)
                             .map(String::from)
                             .unwrap_or_else(|| format!("{} lines kept", doc["kept"]))
                     )
-                }
+                })
             })
         }
         Command::Auto {
@@ -335,7 +337,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// Says on stderr that a write waits for another clawstate writer of its store.
 fn waiting(w: &Waiting<'_>) {
-    eprintln!("{PROG}: {w}");
+    common::note(PROG, &w.to_string());
 }
 
 fn report_warnings(doc: &Value) {
@@ -353,11 +355,11 @@ fn report_warnings(doc: &Value) {
 
 fn run_text(doc: &Value) -> String {
     if doc["compacted"] != json!(true) {
-        return format!(
-            "{}: not compacted ({})\n",
+        return text_line(&format!(
+            "{}: not compacted ({})",
             doc["path"].as_str().unwrap_or(""),
             doc["reason"].as_str().unwrap_or("")
-        );
+        ));
     }
     let verb = if doc["dryRun"] == json!(true) {
         "would compact"
@@ -365,8 +367,8 @@ fn run_text(doc: &Value) -> String {
         "compacted"
     };
     let r = &doc["result"];
-    let mut t = format!(
-        "{verb} {}: tokens {} → {}, first kept entry {}{}\n",
+    let mut t = text_line(&format!(
+        "{verb} {}: tokens {} → {}, first kept entry {}{}",
         doc["path"].as_str().unwrap_or(""),
         r["tokensBefore"],
         r["tokensAfter"],
@@ -376,9 +378,9 @@ fn run_text(doc: &Value) -> String {
         } else {
             ""
         }
-    );
+    ));
     if let Some(f) = r.get("sessionFile").and_then(Value::as_str) {
-        t.push_str(&format!("successor: {f}\n"));
+        t.push_str(&text_line(&format!("successor: {f}")));
     }
     t
 }

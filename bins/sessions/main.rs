@@ -12,7 +12,10 @@ use clawstate::exit;
 use clawstate::session_list::{self as listing, ListOptions};
 use clawstate::session_ops::{self, WriteOptions};
 use clawstate::store_lock::Waiting;
-use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs};
+use clawstate::terminal_text::escape_text;
+use common::{
+    note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
+};
 use serde_json::{json, Map, Value};
 
 const PROG: &str = "claw-sessions";
@@ -239,7 +242,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 
 /// Says on stderr that a write waits for another clawstate writer of its store.
 fn waiting(w: &Waiting<'_>) {
-    eprintln!("{PROG}: {w}");
+    note(PROG, &w.to_string());
 }
 
 fn print_json(v: &Value) -> Result<(), Failure> {
@@ -299,26 +302,26 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
             }
         }
         OutputMode::Text => {
-            let mut t = format!(
-                "Key:        {}\nAgent:      {}\nStore:      {}\n",
-                s.matched.store_key,
-                s.target.agent_id,
+            let mut t = text_line(&format!("Key:        {}", s.matched.store_key));
+            t.push_str(&text_line(&format!("Agent:      {}", s.target.agent_id)));
+            t.push_str(&text_line(&format!(
+                "Store:      {}",
                 s.target.store_path.display()
-            );
-            match &s.transcript {
-                Ok(p) => t.push_str(&format!(
-                    "Transcript: {}{}\n",
+            )));
+            t.push_str(&text_line(&match &s.transcript {
+                Ok(p) => format!(
+                    "Transcript: {}{}",
                     p.path().display(),
                     if s.transcript_exists {
                         ""
                     } else {
                         " (missing)"
                     }
-                )),
-                Err(e) => t.push_str(&format!("Transcript: unresolvable ({e})\n")),
-            }
-            t.push_str(&clawstate::jsjson::to_string_pretty(&Value::Object(
-                s.entry.clone(),
+                ),
+                Err(e) => format!("Transcript: unresolvable ({e})"),
+            }));
+            t.push_str(&escape_text(&clawstate::jsjson::to_string_pretty(
+                &Value::Object(s.entry.clone()),
             )));
             t.push('\n');
             out(&t)
@@ -438,9 +441,13 @@ fn patch_cmd(
             } else {
                 "unchanged"
             };
-            let mut t = format!("{verb} {} in {}\n", r.key, r.target.store_path.display());
-            t.push_str(&clawstate::jsjson::to_string_pretty(&Value::Object(
-                r.after,
+            let mut t = text_line(&format!(
+                "{verb} {} in {}",
+                r.key,
+                r.target.store_path.display()
+            ));
+            t.push_str(&escape_text(&clawstate::jsjson::to_string_pretty(
+                &Value::Object(r.after),
             )));
             t.push('\n');
             out(&t)
@@ -480,22 +487,25 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
     match mode {
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
-            let mut t = format!(
-                "{would}reset {}: {} -> {}\n{would}create transcript {}\n",
+            let mut t = text_line(&format!(
+                "{would}reset {}: {} -> {}",
                 r.key,
                 r.previous_session_id.as_deref().unwrap_or("(none)"),
                 r.entry
                     .get("sessionId")
                     .and_then(Value::as_str)
                     .unwrap_or(""),
+            ));
+            t.push_str(&text_line(&format!(
+                "{would}create transcript {}",
                 r.session_file.display()
-            );
+            )));
             for (a, b) in &r.archived {
-                t.push_str(&format!(
-                    "{would}archive {} -> {}\n",
+                t.push_str(&text_line(&format!(
+                    "{would}archive {} -> {}",
                     a.display(),
                     b.display()
-                ));
+                )));
             }
             if let Some(Ok(n)) = &r.signal_cursors {
                 t.push_str(&format!("{would}reset {n} watcher cursor(s)\n"));
@@ -569,16 +579,16 @@ fn delete(
             let would = if w.dry_run { "would " } else { "" };
             let mut t = String::new();
             for r in &results {
-                t.push_str(&format!("{would}delete {}\n", r.key));
+                t.push_str(&text_line(&format!("{would}delete {}", r.key)));
                 for (a, b) in &r.archived {
-                    t.push_str(&format!(
-                        "  {would}archive {} -> {}\n",
+                    t.push_str(&text_line(&format!(
+                        "  {would}archive {} -> {}",
                         a.display(),
                         b.display()
-                    ));
+                    )));
                 }
                 for p in &r.removed_sidecars {
-                    t.push_str(&format!("  {would}remove {}\n", p.display()));
+                    t.push_str(&text_line(&format!("  {would}remove {}", p.display())));
                 }
                 if r.transcript_shared {
                     t.push_str("  transcript kept: another entry shares this sessionId\n");
@@ -605,13 +615,19 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
     });
     match mode {
         OutputMode::Text => out(&format!(
-            "{}: {}{}\n  policy: {}\n  daily reset at: {}\n  idle expires at: {}\n",
-            r.key,
-            if f.fresh { "fresh" } else { "stale" },
-            f.stale_reason
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default(),
-            clawstate::jsjson::to_string_compact(&policy_json(&r.policy)),
+            "{}{}  daily reset at: {}\n  idle expires at: {}\n",
+            text_line(&format!(
+                "{}: {}{}",
+                r.key,
+                if f.fresh { "fresh" } else { "stale" },
+                f.stale_reason
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default(),
+            )),
+            text_line(&format!(
+                "  policy: {}",
+                clawstate::jsjson::to_string_compact(&policy_json(&r.policy))
+            )),
             iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
             iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
         )),
@@ -643,12 +659,12 @@ fn policy(
         chat_type,
     );
     match mode {
-        OutputMode::Text => out(&format!(
-            "{}: {} ({})\n",
+        OutputMode::Text => out(&text_line(&format!(
+            "{}: {} ({})",
             store_key,
             d.decision,
             describe(d.reason)
-        )),
+        ))),
         _ => print_json(&json!({
             "key": store_key,
             "entryFound": entry.is_some(),
@@ -713,17 +729,21 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                 FileEvent::Skipped { path, why } => {
                     warn(PROG, &format!("left alone: {} ({why})", path.display()))
                 }
-                FileEvent::Archived { from, to } if verbose => {
-                    eprintln!("{PROG}: archived {} -> {}", from.display(), to.display())
-                }
+                FileEvent::Archived { from, to } if verbose => note(
+                    PROG,
+                    &format!("archived {} -> {}", from.display(), to.display()),
+                ),
                 FileEvent::Removed {
                     path,
                     reason,
                     bytes,
-                } if verbose => eprintln!(
-                    "{PROG}: removed {} ({}, {bytes} bytes)",
-                    path.display(),
-                    reason.as_str()
+                } if verbose => note(
+                    PROG,
+                    &format!(
+                        "removed {} ({}, {bytes} bytes)",
+                        path.display(),
+                        reason.as_str()
+                    ),
                 ),
                 _ => {}
             }

@@ -17,7 +17,8 @@ use clawstate::signals::journal::{self, EventFilter, Recorder};
 use clawstate::signals::request::RecordRequest;
 use clawstate::signals::retention::{self, PruneLimits};
 use clawstate::signals::{presence, Access, Event, RecordInput};
-use common::{out, run_main, Failure, GlobalArgs, OrFail, OutputMode};
+use clawstate::terminal_text::{escape_line, escape_path};
+use common::{note, out, run_main, text_line, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 use signals_cli::{
     agent_for, iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key, table,
@@ -241,20 +242,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             if !dry_run && !db.path(&ctx).exists() {
                 let f = journal::Forgotten::default();
                 return print_doc(mode, &f.to_json(), || {
-                    format!("nothing to forget for {key} ({agent}): no state database\n")
+                    text_line(&format!(
+                        "nothing to forget for {key} ({agent}): no state database"
+                    ))
                 });
             }
             let mut sdb = db.open(&ctx, access)?;
             let f = journal::forget(&mut sdb, &key, &agent, dry_run).or_fail()?;
             print_doc(mode, &f.to_json(), || {
-                format!(
-                    "{} {key} ({agent}): {} events, {} head, {} cursors, {} upstream links\n",
+                text_line(&format!(
+                    "{} {key} ({agent}): {} events, {} head, {} cursors, {} upstream links",
                     if dry_run { "would forget" } else { "forgot" },
                     f.events,
                     f.heads,
                     f.cursors,
                     f.upstream_links
-                )
+                ))
             })
         }
         Command::Stats => {
@@ -266,7 +269,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 let n = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
                 format!(
                     "database:        {}{}\nschema version:  {}\nevents:          {}\nsessions:        {} ({} with retained events)\nsequences:       {} .. {} (last allocated {})\noldest event:    {}\nnewest event:    {}\ncursors:         {} ({} watchers)\npending notices: {}\nsize:            {} bytes\n",
-                    sdb.path().display(),
+                    escape_path(sdb.path()),
                     if sdb.is_missing() { " (missing)" } else { "" },
                     s.schema_version,
                     s.events,
@@ -418,9 +421,12 @@ fn record(ctx: &StateContext, db: &DbArgs, mode: OutputMode, a: RecordArgs) -> R
                 || (input.watcher_session_keys.is_empty()
                     && !journal::has_watchers(&mut sdb, &input.session_key).or_fail()?))
         {
-            eprintln!(
-                "{PROG}: not recorded: no watcher would see human_direct_message on {}",
-                input.session_key
+            note(
+                PROG,
+                &format!(
+                    "not recorded: no watcher would see human_direct_message on {}",
+                    input.session_key
+                ),
             );
             continue;
         }
@@ -458,8 +464,7 @@ fn record(ctx: &StateContext, db: &DbArgs, mode: OutputMode, a: RecordArgs) -> R
             if !outcome.seeded.is_empty() {
                 line.push_str(&format!(" (watched by {})", outcome.seeded.join(", ")));
             }
-            line.push('\n');
-            out(&line)?;
+            out(&text_line(&line))?;
         }
     }
     if !printed.is_empty() {
@@ -543,8 +548,8 @@ fn version(
         for r in &rows {
             s.push_str(&format!(
                 "{}\t{}\t{}\n",
-                r["sessionKey"].as_str().unwrap_or(""),
-                r["agentId"].as_str().unwrap_or(""),
+                escape_line(r["sessionKey"].as_str().unwrap_or("")),
+                escape_line(r["agentId"].as_str().unwrap_or("")),
                 r["stateVersion"]
             ));
         }

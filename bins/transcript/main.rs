@@ -12,11 +12,12 @@ use clawstate::context::StateContext;
 use clawstate::data_file::DataPath;
 use clawstate::exit;
 use clawstate::jsjson;
+use clawstate::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::{
     self, append, check, history, locks, migrate, reader, repair, session, stats, tail, tree,
 };
 use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
-use common::{out, run_main, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use common::{note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Map, Value};
 
 const PROG: &str = "claw-transcript";
@@ -338,8 +339,10 @@ fn text_of(m: &Value) -> String {
     }
 }
 
+/// One message for reading: its header on one line, its text's lines indented; data
+/// escaped (newlines of the text are its layout).
 fn message_line(m: &Value) -> String {
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+    let role = escape_line(m.get("role").and_then(Value::as_str).unwrap_or("?"));
     let ts = m
         .get("timestamp")
         .and_then(Value::as_i64)
@@ -348,9 +351,9 @@ fn message_line(m: &Value) -> String {
     let label = m
         .get("senderLabel")
         .and_then(Value::as_str)
-        .map(|l| format!(" ({l})"))
+        .map(|l| format!(" ({})", escape_line(l)))
         .unwrap_or_default();
-    let text = text_of(m).replace('\n', "\n    ");
+    let text = escape_text(&text_of(m)).replace('\n', "\n    ");
     format!("{ts}{role}{label}: {text}\n")
 }
 
@@ -622,9 +625,8 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
                 })
                 .unwrap_or_default();
             out.push_str(&format!(
-                "{prefix}{connector}{mark}{} {}{label}\n",
-                n.id,
-                summary(&ix.rows[n.row])
+                "{prefix}{connector}{mark}{}\n",
+                escape_line(&format!("{} {}{label}", n.id, summary(&ix.rows[n.row])))
             ));
             let child_prefix: std::rc::Rc<str> = if root {
                 prefix.clone()
@@ -701,7 +703,10 @@ fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Fail
     print_doc(mode, &doc, || {
         let mut buf = String::new();
         for (k, v) in doc.as_object().into_iter().flatten() {
-            buf.push_str(&format!("{k:<20} {}\n", jsjson::to_string_compact(v)));
+            buf.push_str(&text_line(&format!(
+                "{k:<20} {}",
+                jsjson::to_string_compact(v)
+            )));
         }
         buf
     })
@@ -871,12 +876,12 @@ fn check_cmd(
         OutputMode::Text => {
             let mut buf = String::new();
             for f in &findings {
-                buf.push_str(&f.to_line());
-                buf.push('\n');
+                buf.push_str(&text_line(&f.to_line()));
             }
             out(&buf)?;
-            eprintln!(
-                "{PROG}: {files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"
+            note(
+                PROG,
+                &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
             );
         }
     }
@@ -976,14 +981,16 @@ fn repair_cmd(
             }
         }
         doc.insert("changed".into(), json!(keep.is_some()));
-        return print_doc(mode, &Value::Object(doc.clone()), || match keep {
-            Some(k) => format!(
-                "{} {} bytes of a torn last line from {}\n",
-                if dry_run { "would remove" } else { "removed" },
-                content.len() - k,
-                path.display()
-            ),
-            None => format!("{}: no torn last line\n", path.display()),
+        return print_doc(mode, &Value::Object(doc.clone()), || {
+            text_line(&match keep {
+                Some(k) => format!(
+                    "{} {} bytes of a torn last line from {}",
+                    if dry_run { "would remove" } else { "removed" },
+                    content.len() - k,
+                    path.display()
+                ),
+                None => format!("{}: no torn last line", path.display()),
+            })
         });
     }
     let cwd = ctx.env.cwd().to_string_lossy().into_owned();
@@ -1038,8 +1045,8 @@ fn repair_cmd(
         let verb = if dry_run { "would repair" } else { "repaired" };
         let mut t = String::new();
         if let Some(c) = &corrupt_copy {
-            t.push_str(&format!(
-                "{} header of {} (copy kept as {})\n",
+            t.push_str(&text_line(&format!(
+                "{} header of {} (copy kept as {})",
                 if dry_run {
                     "would recover the"
                 } else {
@@ -1047,19 +1054,19 @@ fn repair_cmd(
                 },
                 path.display(),
                 c.path().display()
-            ));
+            )));
         }
         if r.changed() {
-            t.push_str(&format!("{verb} {}: {summary}\n", path.display()));
+            t.push_str(&text_line(&format!("{verb} {}: {summary}", path.display())));
         } else if recovery.is_none() {
-            t.push_str(&format!(
-                "{}: no changes{}\n",
+            t.push_str(&text_line(&format!(
+                "{}: no changes{}",
                 path.display(),
                 r.skipped_reason
                     .as_ref()
                     .map(|x| format!(" ({x})"))
                     .unwrap_or_default()
-            ));
+            )));
         }
         t
     })
@@ -1153,8 +1160,8 @@ fn migrate_cmd(
     print_doc(mode, &doc, || {
         let mut t = String::new();
         if let Some(c) = &corrupt_copy {
-            t.push_str(&format!(
-                "{} header of {} (copy kept as {})\n",
+            t.push_str(&text_line(&format!(
+                "{} header of {} (copy kept as {})",
                 if dry_run {
                     "would recover the"
                 } else {
@@ -1162,11 +1169,11 @@ fn migrate_cmd(
                 },
                 path.display(),
                 c.path().display()
-            ));
+            )));
         }
-        t.push_str(&if report.migrated {
+        t.push_str(&text_line(&if report.migrated {
             format!(
-                "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)\n",
+                "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)",
                 if dry_run { "would migrate" } else { "migrated" },
                 path.display(),
                 report.from_version,
@@ -1175,12 +1182,8 @@ fn migrate_cmd(
                 report.hook_messages_renamed
             )
         } else {
-            format!(
-                "{}: already version {}\n",
-                path.display(),
-                report.from_version
-            )
-        });
+            format!("{}: already version {}", path.display(), report.from_version)
+        }));
         t
     })
 }
@@ -1249,16 +1252,16 @@ fn append_cmd(
         "entry": o.entry,
     });
     print_doc(mode, &doc, || {
-        if o.appended {
+        text_line(&if o.appended {
             format!(
-                "{} {} to {}\n",
+                "{} {} to {}",
                 if dry_run { "would append" } else { "appended" },
                 o.message_id,
                 s.path.display()
             )
         } else {
-            format!("already present: {} (same idempotencyKey)\n", o.message_id)
-        }
+            format!("already present: {} (same idempotencyKey)", o.message_id)
+        })
     })
 }
 
@@ -1289,12 +1292,11 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             let mut text = String::new();
             for p in &paths {
                 if !p.exists() {
-                    text.push_str(&format!("{}: not locked\n", p.display()));
+                    text.push_str(&text_line(&format!("{}: not locked", p.display())));
                     continue;
                 }
                 let i = write_lock::inspect_lock(p, &settings, ctx.now_ms).or_fail()?;
-                text.push_str(&locks::lock_line(&i));
-                text.push('\n');
+                text.push_str(&text_line(&locks::lock_line(&i)));
                 rows.push(locks::lock_json(&i));
             }
             match mode {
@@ -1348,16 +1350,16 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             };
             let doc = json!({"lockPath": lock.to_string_lossy(), "dryRun": dry.dry_run, "removed": removed, "lock": locks::lock_json(&i)});
             print_doc(mode, &doc, || {
-                if dry.dry_run {
-                    format!("would remove {}\n", lock.display())
+                text_line(&if dry.dry_run {
+                    format!("would remove {}", lock.display())
                 } else if removed {
-                    format!("removed {}\n", lock.display())
+                    format!("removed {}", lock.display())
                 } else {
                     format!(
-                        "{}: changed or vanished meanwhile; left alone\n",
+                        "{}: changed or vanished meanwhile; left alone",
                         lock.display()
                     )
-                }
+                })
             })
         }
     }

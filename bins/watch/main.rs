@@ -17,7 +17,7 @@ use clawstate::signals::follow::{self, FollowOptions};
 use clawstate::signals::notices;
 use clawstate::signals::retention::{self, PruneLimits};
 use clawstate::signals::{presence, Access, Cursor, Notice};
-use common::{out, run_main, Failure, GlobalArgs, OrFail, OutputMode};
+use common::{out, run_main, text_line, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 use signals_cli::{
     iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key, table, DbArgs,
@@ -167,18 +167,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 "cursor": r.cursor.to_json(with_path),
             });
             print_doc(mode, &doc, || {
-                if r.created {
+                text_line(&if r.created {
                     format!(
-                        "{watcher} now watches {target} from version {} ({})\n",
+                        "{watcher} now watches {target} from version {} ({})",
                         r.cursor.last_seen_sequence, r.cursor.provenance
                     )
                 } else if r.promoted {
-                    format!(
-                        "{watcher} already watched {target}; the ambient watch is now explicit\n"
-                    )
+                    format!("{watcher} already watched {target}; the ambient watch is now explicit")
                 } else {
-                    format!("{watcher} already watches {target} (unchanged)\n")
-                }
+                    format!("{watcher} already watches {target} (unchanged)")
+                })
             })
         }
         Command::List {
@@ -239,10 +237,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 mode,
                 &json!({"watcher": watcher, "cursorsDeleted": n, "dryRun": dry_run}),
                 || {
-                    format!(
-                        "{} {n} cursors of {watcher}\n",
+                    text_line(&format!(
+                        "{} {n} cursors of {watcher}",
                         if dry_run { "would delete" } else { "deleted" }
-                    )
+                    ))
                 },
             )
         }
@@ -283,7 +281,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     s.push('\n');
                     s
                 } else {
-                    format!("{}\n", n.text())
+                    text_line(&n.text())
                 };
                 out(&line).map_err(|f| f.message)
             });
@@ -310,8 +308,7 @@ fn print_notices(mode: OutputMode, list: &[Notice]) -> Result<(), Failure> {
         OutputMode::Text => {
             let mut s = String::new();
             for n in list {
-                s.push_str(&n.text());
-                s.push('\n');
+                s.push_str(&text_line(&n.text()));
             }
             out(&s)
         }

@@ -31,6 +31,7 @@ pub mod signals;
 pub mod store;
 pub mod store_lock;
 pub mod targets;
+pub mod terminal_text;
 pub mod transcript;
 pub mod transcript_path;
 pub mod write_lock;

@@ -9,6 +9,7 @@ use crate::session_key::{parse_agent_session_key, tool_kind};
 use crate::store::scan::StoreScan;
 use crate::store::StoreError;
 use crate::targets::StoreTarget;
+use crate::terminal_text::{escape_line, escape_path};
 
 /// The default `--limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -316,7 +317,8 @@ fn human_age(age_ms: Option<i64>) -> String {
     }
 }
 
-/// A readable table of the listing, for terminals.
+/// A readable table of the listing, for terminals; data escaped as one line per cell
+/// (`terminal_text`), so no key breaks the table.
 pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
     let aggregate = r.all_agents || r.targets.len() > 1;
     let mut s = String::new();
@@ -325,10 +327,10 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
         s.push_str(&format!(
             "Session stores: {} ({})\n",
             r.targets.len(),
-            ids.join(", ")
+            escape_line(&ids.join(", "))
         ));
     } else if let Some(t) = r.targets.first() {
-        s.push_str(&format!("Session store: {}\n", t.store_path.display()));
+        s.push_str(&format!("Session store: {}\n", escape_path(&t.store_path)));
     }
     match r.limit {
         Some(l) if r.count() < r.total_count => s.push_str(&format!(
@@ -397,7 +399,12 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
             flags.push(format!("id:{id}"));
         }
         cells.push(flags.join(" "));
-        rows.push(cells);
+        rows.push(
+            cells
+                .into_iter()
+                .map(|c| escape_line(&c).into_owned())
+                .collect(),
+        );
     }
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for cells in &rows {

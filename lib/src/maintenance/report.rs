@@ -9,6 +9,7 @@ use super::disk_budget::DiskBudgetReport;
 use crate::jsjson;
 use crate::listing::display_model_ref;
 use crate::targets::StoreTarget;
+use crate::terminal_text::escape_line;
 
 /// What maintenance did (or would do) to one entry (`resolveSessionCleanupAction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -309,13 +310,15 @@ pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: 
             _ => "unknown".into(),
         };
         let model = display_model_ref(cfg, &r.key, &r.entry).model;
+        // Data escaped before the columns are measured (terminal_text): a key is cut
+        // to the gateway's 26 units as it is shown.
         let line = format!(
             "{} {} {} {} {}",
             pad(r.action.as_str(), 19),
-            pad(&truncate_key(&r.key), 26),
+            pad(&truncate_key(&escape_line(&r.key)), 26),
             pad(&age, 9),
-            pad(&model, 14),
-            flags_cell(&r.entry)
+            pad(&escape_line(&model), 14),
+            escape_line(&flags_cell(&r.entry))
         );
         s.push_str(line.trim_end());
         s.push('\n');
@@ -324,7 +327,7 @@ pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: 
     let mut by_label: Vec<(String, u64, u64)> = Vec::new();
     for r in rows {
         let label = match r.entry.get("label").and_then(Value::as_str).map(str::trim) {
-            Some(l) if !l.is_empty() => l.to_string(),
+            Some(l) if !l.is_empty() => escape_line(l).into_owned(),
             _ => "(unlabeled)".to_string(),
         };
         let slot = match by_label.iter().position(|(l, _, _)| *l == label) {
@@ -367,9 +370,12 @@ pub fn render_dry_run(
 ) -> String {
     let mut s = String::new();
     if agent_header {
-        s.push_str(&format!("Agent: {}\n", summary.agent_id));
+        s.push_str(&format!("Agent: {}\n", escape_line(&summary.agent_id)));
     }
-    s.push_str(&format!("Session store: {}\n", summary.store_path));
+    s.push_str(&format!(
+        "Session store: {}\n",
+        escape_line(&summary.store_path)
+    ));
     s.push_str(&format!("Maintenance mode: {}\n", summary.mode.as_str()));
     s.push_str(&format!(
         "Entries: {} -> {} (remove {})\n",
@@ -420,9 +426,12 @@ pub fn render_dry_run(
 pub fn render_applied(summary: &StoreSummary, agent_header: bool) -> String {
     let mut s = String::new();
     if agent_header {
-        s.push_str(&format!("Agent: {}\n", summary.agent_id));
+        s.push_str(&format!("Agent: {}\n", escape_line(&summary.agent_id)));
     }
-    s.push_str(&format!("Session store: {}\n", summary.store_path));
+    s.push_str(&format!(
+        "Session store: {}\n",
+        escape_line(&summary.store_path)
+    ));
     s.push_str(&format!(
         "Applied maintenance. Current entries: {}\n",
         summary.applied_count.unwrap_or(0)
