@@ -403,3 +403,104 @@ fn a_directory_in_place_of_a_transcript_is_65() {
         assert!(r.stderr.contains("a directory"), "{}", r.stderr);
     }
 }
+
+/// Item 7: a FIFO in place of a transcript's `.lock` hung `lock status`, `check --all` and
+/// every writer that inspects a held lock; it reads as a payload of nothing.
+#[test]
+fn a_fifo_in_place_of_a_lock_file_never_hangs() {
+    let e = env();
+    std::fs::write(
+        e.sessions.join(format!("{SID}.jsonl")),
+        transcript(SID, "x"),
+    )
+    .unwrap();
+    e.store(json!({"agent:main:main": {"sessionId": SID, "updatedAt": 1_700_000_000_000u64}}));
+    mkfifo(&e.sessions.join(format!("{SID}.jsonl.lock")));
+    for args in [
+        vec!["lock", "status", "main", "--json"],
+        vec!["lock", "status", "--all"],
+        vec!["check", "--all"],
+    ] {
+        let r = run(e.cmd("claw-transcript").args(&args));
+        assert!(
+            matches!(r.code, Some(0) | Some(65)),
+            "{args:?}: {:?} {}",
+            r.code,
+            r.stderr
+        );
+    }
+    let r = run(e
+        .cmd("claw-transcript")
+        .env("OPENCLAW_SESSION_WRITE_LOCK_TIMEOUT_MS", "200")
+        .args(["append", "main", "--text", "x"]));
+    assert!(r.code.is_some(), "append ended: {:?} {}", r.code, r.stderr);
+}
+
+/// Item 7: a FIFO planted as the gateway's lock file under `$TMPDIR/openclaw-<uid>/` hung
+/// every write command's live-gateway check.
+#[test]
+fn a_fifo_as_the_gateway_lock_never_hangs_a_writer() {
+    let e = env();
+    std::fs::write(
+        e.sessions.join(format!("{SID}.jsonl")),
+        transcript(SID, "x"),
+    )
+    .unwrap();
+    e.store(json!({"agent:main:main": {"sessionId": SID, "updatedAt": 1_700_000_000_000u64}}));
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let dir = e.home.join(format!("tmp/openclaw-{uid}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Every name the gateway could use: one per config path hash; plant a few candidates.
+    let config = e.state.join("openclaw.json");
+    let hash = {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(config.as_os_str().as_encoded_bytes());
+        d.iter()
+            .take(4)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    mkfifo(&dir.join(format!("gateway.{hash}.lock")));
+    let r = run(e
+        .cmd("claw-sessions")
+        .args(["patch", "main", "--set", "label=\"x\""]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+/// Items 7 and 10: the signal log's prune throttle lived under `$TMPDIR/clawstate-<uid>/`,
+/// where another user's link made root write into their directory. It lives beside the
+/// database now, and a planted `$TMPDIR/clawstate-<uid>` is never written into.
+#[test]
+fn the_prune_throttle_never_writes_under_a_planted_temp_directory() {
+    let e = env();
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let theirs = e.outside.join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::create_dir_all(e.home.join("tmp")).unwrap();
+    symlink(&theirs, e.home.join(format!("tmp/clawstate-{uid}"))).unwrap();
+    e.store(json!({"agent:main:main": {"sessionId": SID, "updatedAt": 1_700_000_000_000u64}}));
+    let r = run(e.cmd("claw-signals").args([
+        "record",
+        "--session",
+        "agent:main:main",
+        "--kind",
+        "human_direct_message",
+        "--via",
+        "telegram",
+    ]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_dir(&theirs).unwrap().count(),
+        0,
+        "wrote into another user's directory"
+    );
+    let throttle = e.state.join("state/openclaw.sqlite.clawstate-prune");
+    let ms: i64 = std::fs::read_to_string(&throttle)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(ms > 0);
+}

@@ -10,7 +10,6 @@ use crate::write_lock::js_path_join;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
-use std::fs;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -102,7 +101,14 @@ pub fn live_gateway(config_path: &Path) -> Result<Option<GatewayOwner>, GatewayL
 
 /// Like [`live_gateway`], for an explicit lock file path.
 pub fn live_gateway_at(lock_path: &Path) -> Result<Option<GatewayOwner>, GatewayLockError> {
-    let Ok(raw) = fs::read(lock_path) else {
+    // Under a temp directory other users may write into: never a FIFO (a read would
+    // block every write command), never a link, never more than a lock's few bytes.
+    let (Some(dir), Some(name)) = (lock_path.parent(), lock_path.file_name()) else {
+        return Ok(None);
+    };
+    let Ok(raw) = crate::data_file::DataPath::beneath(dir, Path::new(name))
+        .and_then(|f| f.read_small(64 << 10, "a gateway lock file"))
+    else {
         return Ok(None);
     };
     let Some(payload) = parse_payload(&raw) else {

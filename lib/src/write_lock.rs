@@ -469,9 +469,9 @@ impl AcquireCtx<'_> {
     }
 
     fn timeout_error(&self) -> WriteLockError {
-        let payload = match fs::read(self.lock_path) {
-            Ok(raw) => Payload::parse(&raw),
-            Err(_) => Payload::default(),
+        let payload = match read_lock_bytes(self.lock_path) {
+            Ok(Some(raw)) => Payload::parse(&raw),
+            _ => Payload::default(),
         };
         let now = now_ms();
         let held = held_by_this_process(self.normalized);
@@ -638,6 +638,27 @@ struct Snapshot {
     ino: u64,
 }
 
+/// The largest lock payload read (the gateway writes about 150 bytes).
+const LOCK_PAYLOAD_MAX_BYTES: u64 = 64 << 10;
+
+/// A lock file's bytes, read as a data file ([`crate::data_file`]): never through a link,
+/// never blocking on a FIFO, at most [`LOCK_PAYLOAD_MAX_BYTES`]. What is not a regular file
+/// (or is larger) reads as no payload at all, as a garbage payload does.
+fn read_lock_bytes(lock_path: &Path) -> io::Result<Option<Vec<u8>>> {
+    let (Some(dir), Some(name)) = (lock_path.parent(), lock_path.file_name()) else {
+        return Ok(None);
+    };
+    let Ok(file) = crate::data_file::DataPath::beneath(dir, Path::new(name)) else {
+        return Ok(None);
+    };
+    match file.read_small(LOCK_PAYLOAD_MAX_BYTES, "a lock file") {
+        Ok(raw) => Ok(Some(raw)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(crate::data_file::DataFileError::Io { source, .. }) => Err(source),
+        Err(_) => Ok(Some(Vec::new())),
+    }
+}
+
 /// `lstat` + read; `None` when the file does not exist.
 fn read_snapshot(lock_path: &Path) -> io::Result<Option<Snapshot>> {
     let meta = match fs::symlink_metadata(lock_path) {
@@ -645,10 +666,8 @@ fn read_snapshot(lock_path: &Path) -> io::Result<Option<Snapshot>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let raw = match fs::read(lock_path) {
-        Ok(raw) => raw,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(raw) = read_lock_bytes(lock_path)? else {
+        return Ok(None);
     };
     Ok(Some(Snapshot {
         raw,

@@ -3,18 +3,21 @@
 //! prune.
 //!
 //! The gateway's throttle lives in process memory (a long-lived process prunes at most
-//! hourly). A clawstate command is one short process, so the throttle is kept in
-//! `<tmpdir>/clawstate-<uid>/signals-prune-<16 hex of sha256(real db path)>.ms`: the
+//! hourly). A clawstate command is one short process, so the throttle is kept beside the
+//! database, in `<db>.clawstate-prune` (the time of the last prune, in ms): the
 //! opportunistic prune then runs hourly across clawstate processes, as it would in one
-//! gateway, instead of on every `record`.
+//! gateway, instead of on every `record`. It lives in the database's own directory (the
+//! gateway's, 0700), not under a temp directory: another local user cannot put a link or a
+//! FIFO there, and every writer finds it whatever its `TMPDIR`. It is read and written as a
+//! data file ([`crate::data_file`]): never through a link, never blocking.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use super::db::{DbError, StateDb};
+use crate::data_file::DataPath;
 
 /// Events older than this are pruned (30 days).
 pub const RETENTION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
@@ -197,7 +200,7 @@ pub fn prune(
 /// The hourly throttle of the opportunistic prune (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct PruneThrottle {
-    file: Option<PathBuf>,
+    file: Option<DataPath>,
     last: i64,
 }
 
@@ -213,14 +216,13 @@ impl PruneThrottle {
     /// The persisted throttle of a database.
     pub fn for_db(db_path: &Path) -> PruneThrottle {
         let file = throttle_path(db_path);
-        let last = std::fs::read_to_string(&file)
-            .ok()
+        let last = file
+            .as_ref()
+            .and_then(|f| f.read_small(64, "a prune throttle").ok())
+            .and_then(|b| String::from_utf8(b).ok())
             .and_then(|s| s.trim().parse::<i64>().ok())
             .unwrap_or(0);
-        PruneThrottle {
-            file: Some(file),
-            last,
-        }
+        PruneThrottle { file, last }
     }
 
     /// Whether the opportunistic prune is due at `now` (`now - last > 1 h`).
@@ -232,28 +234,17 @@ impl PruneThrottle {
     pub fn mark(&mut self, now: i64) {
         self.last = now;
         if let Some(file) = &self.file {
-            if let Some(dir) = file.parent() {
-                use std::os::unix::fs::DirBuilderExt;
-                let _ = std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir);
-            }
-            let _ = crate::atomic_file::replace_file(file, now.to_string().as_bytes(), 0o600);
+            let _ = crate::atomic_file::replace_data_file(file, now.to_string().as_bytes(), 0o600);
         }
     }
 }
 
-/// `<tmpdir>/clawstate-<uid>/signals-prune-<16 hex>.ms` for a database.
-pub fn throttle_path(db_path: &Path) -> PathBuf {
-    let real = super::db::resolve_via_existing_ancestor(db_path);
-    let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("clawstate-{uid}"))
-        .join(format!("signals-prune-{hex}.ms"))
+/// `<db>.clawstate-prune` beside a database (`None` for a path without a file name).
+pub fn throttle_path(db_path: &Path) -> Option<DataPath> {
+    let dir = db_path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let mut name = db_path.file_name()?.to_os_string();
+    name.push(".clawstate-prune");
+    DataPath::beneath(dir, Path::new(&name)).ok()
 }
 
 /// Records that a full (default-bounds) prune ran at `now`, for commands that prune
