@@ -299,6 +299,46 @@ pub fn durable_rename(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// [`durable_rename`] that never replaces an existing `to` (`renameat2` with
+/// `RENAME_NOREPLACE`; where the file system lacks it, a check under the caller's locks):
+/// `ErrorKind::AlreadyExists` when `to` exists.
+pub fn durable_rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths, resolved against the working directory.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        if !matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) {
+            return Err(e);
+        }
+        if std::fs::symlink_metadata(to).is_ok() {
+            return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists));
+        }
+        std::fs::rename(from, to)?;
+    }
+    if let Some(dir) = to.parent() {
+        sync_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
+    }
+    Ok(())
+}
+
 /// Cuts the regular file at `path` down to `len` bytes in place and fsyncs it, never through
 /// a symlink (`O_NOFOLLOW`: a link gives ELOOP).
 pub fn truncate_no_follow(path: &Path, len: u64) -> std::io::Result<()> {

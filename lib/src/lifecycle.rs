@@ -213,26 +213,54 @@ pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleE
 }
 
 /// Renames every existing candidate to `<name>.<reason>.<ts>`; returns (from, to) pairs.
+///
+/// An archive is never overwritten: when the name for `now_ms` is taken (two resets of one
+/// `sessionFile` at the same `--now`), the next free millisecond names it.
 pub fn archive_transcripts(
     candidates: &[PathBuf],
     reason: ArchiveReason,
     now_ms: impl Fn() -> i64,
     dry_run: bool,
 ) -> Result<Vec<(PathBuf, PathBuf)>, LifecycleError> {
+    /// How many later milliseconds are tried before giving up.
+    const TRIES: i64 = 1000;
     let mut done = Vec::new();
     for c in candidates {
         match std::fs::symlink_metadata(c) {
             Ok(m) if m.is_file() => {}
             _ => continue,
         }
-        let to = archive_path(c, reason, now_ms());
-        if !dry_run {
-            crate::atomic_file::durable_rename(c, &to).map_err(|source| LifecycleError::File {
-                path: c.clone(),
-                action: "cannot archive",
-                source,
-            })?;
+        let fail = |source| LifecycleError::File {
+            path: c.clone(),
+            action: "cannot archive",
+            source,
+        };
+        let ts = now_ms();
+        let mut archived = None;
+        for to in (0..TRIES).map(|i| archive_path(c, reason, ts.saturating_add(i))) {
+            let taken = if dry_run {
+                std::fs::symlink_metadata(&to).is_ok()
+            } else {
+                match crate::atomic_file::durable_rename_no_replace(c, &to) {
+                    Ok(()) => false,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => true,
+                    Err(e) => return Err(fail(e)),
+                }
+            };
+            if !taken {
+                archived = Some(to);
+                break;
+            }
         }
+        let to = archived.ok_or_else(|| {
+            fail(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "{TRIES} archive names from {} on are taken",
+                    crate::clock::archive_timestamp(ts)
+                ),
+            ))
+        })?;
         done.push((c.clone(), to));
     }
     Ok(done)
