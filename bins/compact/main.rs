@@ -90,8 +90,9 @@ struct Summary {
     /// CLAW_COMPACT_SYSTEM_PROMPT and CLAW_COMPACT_MAX_TOKENS; its stdin is the exact
     /// prompt, then end of file. Its stdout (at most 1 MiB) is the summary; the last line of
     /// its stderr is shown when it fails. The whole process group is killed when CMD runs
-    /// past --summarizer-timeout, prints more than 1 MiB, or exits (nothing it started may
-    /// outlive it). A split turn makes two calls. A failure writes nothing and exits 1.
+    /// past --summarizer-timeout, prints more than 1 MiB, or exits (what it left running in
+    /// the group goes with it). A split turn makes two calls. A failure writes nothing and
+    /// exits 1.
     #[arg(long, value_name = "CMD", conflicts_with = "summary_file")]
     summarizer: Option<String>,
     /// Seconds one --summarizer call may run before it is killed (at least 1).
