@@ -431,7 +431,7 @@ fn a_fifo_in_place_of_a_lock_file_never_hangs() {
     }
     let r = run(e
         .cmd("claw-transcript")
-        .env("OPENCLAW_SESSION_WRITE_LOCK_TIMEOUT_MS", "200")
+        .env("OPENCLAW_SESSION_WRITE_LOCK_ACQUIRE_TIMEOUT_MS", "200")
         .args(["append", "main", "--text", "x"]));
     assert!(r.code.is_some(), "append ended: {:?} {}", r.code, r.stderr);
 }

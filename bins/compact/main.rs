@@ -7,10 +7,12 @@ mod common;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use clawstate::compaction::ops::{self, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
+use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::context::StateContext;
 use clawstate::exit::{self, ExitCode};
 use clawstate::jsjson;
@@ -44,7 +46,8 @@ const PROG: &str = "claw-compact";
 /// gateway would repair or migrate first is refused (run claw-transcript repair/migrate).
 ///
 /// Exit codes: 0 ok (for `check --quiet`: compaction is due), 1 other failure (a summarizer
-/// that failed or printed nothing; for `check --quiet`: no compaction due), 2 usage,
+/// that failed, printed nothing or more than 1 MiB, or ran past --summarizer-timeout; for
+/// `check --quiet`: no compaction due), 2 usage,
 /// 3 not found, 65 malformed input (a transcript needing repair or migration, an empty
 /// summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
 /// writer, a live gateway, or the session changed underneath).
@@ -87,8 +90,25 @@ impl Budget {
 #[derive(Debug, Clone, Args)]
 struct Summary {
     /// Shell command that gets the prompt on stdin and prints the summary on stdout.
+    ///
+    /// CMD runs as `sh -c CMD` in a process group of its own, with claw-compact's
+    /// environment plus CLAW_COMPACT_CALL (`history` or `turn-prefix`),
+    /// CLAW_COMPACT_SYSTEM_PROMPT and CLAW_COMPACT_MAX_TOKENS; its stdin is the exact
+    /// prompt, then end of file. Its stdout (at most 1 MiB) is the summary; the last line of
+    /// its stderr is shown when it fails. The whole process group is killed when CMD runs
+    /// past --summarizer-timeout, prints more than 1 MiB, or exits (what it left running in
+    /// the group goes with it). A split turn makes two calls. A failure writes nothing and
+    /// exits 1.
     #[arg(long, value_name = "CMD", conflicts_with = "summary_file")]
     summarizer: Option<String>,
+    /// Seconds one --summarizer call may run before it is killed (at least 1).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 120,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    summarizer_timeout: u64,
     /// Use this file's text as the summary.
     #[arg(long, value_name = "FILE")]
     summary_file: Option<PathBuf>,
@@ -100,7 +120,10 @@ struct Summary {
 impl Summary {
     fn source(&self) -> SummarySource {
         match (&self.summarizer, &self.summary_file) {
-            (Some(c), _) => SummarySource::Command(c.clone()),
+            (Some(c), _) => SummarySource::Command(SummarizerCommand {
+                command: c.clone(),
+                timeout: Duration::from_secs(self.summarizer_timeout),
+            }),
             (None, Some(f)) => SummarySource::File(f.clone()),
             _ => SummarySource::Extractive,
         }

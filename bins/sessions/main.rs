@@ -30,7 +30,10 @@ const PROG: &str = "claw-sessions";
 ///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input
 /// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, or a
-/// live gateway owns the state directory: pass --store to write offline anyway).
+/// live gateway owns the state directory: pass --store to write offline anyway). A `reset`
+/// or `delete` whose state-database update fails keeps its store change and still exits
+/// non-zero with that failure's code (65 for a state database with planted triggers or
+/// views, 73 when it cannot be written, 75 when it is busy), saying what was left.
 #[derive(Debug, Parser)]
 #[command(name = "claw-sessions", version, about, long_about)]
 struct Cli {
@@ -477,14 +480,17 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let r = session_ops::reset(ctx, key, w).or_fail()?;
-    if let Some(Err(e)) = &r.signal_cursors {
-        warn(PROG, &format!("watcher cursors not reset: {e}"));
-    }
+    // The reset stands, but what the state database kept makes the command fail (after
+    // its report).
+    let left = match &r.signal_cursors {
+        Some(Err(e)) => Some(Failure::from_error(PROG, e)),
+        _ => None,
+    };
     let signal_cursors = match &r.signal_cursors {
         Some(Ok(n)) => json!(n),
         _ => Value::Null,
     };
-    match mode {
+    let printed = match mode {
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
             let mut t = text_line(&format!(
@@ -524,7 +530,9 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
             "signalCursorsReset": signal_cursors,
             "entry": Value::Object(r.entry),
         })),
-    }
+    };
+    printed?;
+    left.map_or(Ok(()), Err)
 }
 
 fn delete(
@@ -539,11 +547,31 @@ fn delete(
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let (target, results) = session_ops::delete(ctx, keys, w).or_fail()?;
-    for r in &results {
-        if let Some(Err(e)) = &r.signal_state {
-            warn(PROG, &format!("{}: signal state not forgotten: {e}", r.key));
+    // The deletions stand, but what the state database kept makes the command fail (after
+    // its report): one line per session left, the first one's exit code.
+    let left: Vec<_> = results
+        .iter()
+        .filter_map(|r| match &r.signal_state {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let left = match left.as_slice() {
+        [] => None,
+        [only] => Some(Failure::from_error(PROG, *only)),
+        [first, ..] => {
+            for e in &left {
+                warn(PROG, &e.to_string());
+            }
+            Some(Failure::new(
+                clawstate::exit::ExitCode::exit_code(*first),
+                format!(
+                    "the signal state of {} deleted sessions was left in the state database (see above)",
+                    left.len()
+                ),
+            ))
         }
-    }
+    };
     let rows: Vec<Value> = results
         .iter()
         .map(|r| {
@@ -561,7 +589,7 @@ fn delete(
             })
         })
         .collect();
-    match mode {
+    let printed = match mode {
         OutputMode::Json => print_json(&json!({
             "storePath": target.store_path.to_string_lossy(),
             "dryRun": w.dry_run,
@@ -596,7 +624,9 @@ fn delete(
             }
             out(&t)
         }
-    }
+    };
+    printed?;
+    left.map_or(Ok(()), Err)
 }
 
 fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {

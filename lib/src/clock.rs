@@ -6,12 +6,22 @@ use thiserror::Error;
 /// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T21:55:15.244Z`.
 pub use crate::js::to_iso_string as iso_ms;
 
-/// A `--now` (or other timestamp) value that is neither epoch milliseconds nor ISO-8601.
+/// A `--now` (or other timestamp) value that is not a time clawstate can use.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("invalid time {input:?}: expected epoch milliseconds or an ISO-8601 timestamp")]
-pub struct ClockError {
-    /// The text that was given.
-    pub input: String,
+pub enum ClockError {
+    /// Neither epoch milliseconds nor ISO-8601.
+    #[error("invalid time {input:?}: expected epoch milliseconds or an ISO-8601 timestamp")]
+    Invalid {
+        /// The text that was given.
+        input: String,
+    },
+    /// A time no JavaScript `Date` can hold, so the gateway could never have written or
+    /// read it (every timestamp and archive name would be `Invalid Date`).
+    #[error("time {input:?} is outside the JavaScript date range (at most 8.64e15 ms either side of 1970-01-01, i.e. -271821-04-20 to +275760-09-13)")]
+    OutOfRange {
+        /// The text that was given.
+        input: String,
+    },
 }
 
 /// Milliseconds since the Unix epoch, now, from the system clock.
@@ -19,10 +29,52 @@ pub fn system_now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
 
-/// Parses epoch milliseconds (`1764451200000`) or an ISO-8601 / RFC 3339 timestamp.
+/// Parses epoch milliseconds (`1764451200000`) or an ISO-8601 / RFC 3339 timestamp, within
+/// JavaScript's date range (`|ms| <= 8.64e15`, [`crate::js::MAX_TIME_MS`]).
 pub fn parse_time_ms(input: &str) -> Result<i64, ClockError> {
+    let out_of_range = || ClockError::OutOfRange {
+        input: input.to_string(),
+    };
+    match parse_unchecked(input) {
+        Ok(ms) if ms.unsigned_abs() <= crate::js::MAX_TIME_MS.unsigned_abs() => Ok(ms),
+        Ok(_) => Err(out_of_range()),
+        Err(_) if beyond_js_years(input.trim()) => Err(out_of_range()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `s`, which did not parse, is digits too many for an `i64`, or an ISO date with
+/// an expanded year at or beyond the ends of the JavaScript range (`+275760-09-13T00:00:00.001Z`).
+fn beyond_js_years(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !b.is_empty() && b.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    let (sign, rest) = match b.first() {
+        Some(c @ (b'+' | b'-')) => (*c, &s[1..]),
+        _ => return false,
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 6
+        || rest[digits.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c != '-' && c != 'T')
+    {
+        return false;
+    }
+    let year: u64 = digits.parse().unwrap_or(u64::MAX);
+    if sign == b'+' {
+        year >= 275_760
+    } else {
+        year >= 271_821
+    }
+}
+
+/// [`parse_time_ms`] without the range check.
+fn parse_unchecked(input: &str) -> Result<i64, ClockError> {
     let s = input.trim();
-    let err = || ClockError {
+    let err = || ClockError::Invalid {
         input: input.to_string(),
     };
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
@@ -47,6 +99,12 @@ pub fn parse_time_ms(input: &str) -> Result<i64, ClockError> {
             .ok_or_else(err)?
             .and_utc()
             .timestamp_millis());
+    }
+    // Expanded years (`+275760-09-13T00:00:00Z`) as JavaScript reads them, to its limits.
+    if s.starts_with(['+', '-']) {
+        if let Some(ms) = crate::js::date_parse_in(s, &Utc) {
+            return Ok(ms);
+        }
     }
     Err(err())
 }
@@ -133,6 +191,34 @@ mod tests {
             Ok(1_764_451_200_000)
         );
         assert!(parse_time_ms("yesterday").is_err());
+    }
+
+    #[test]
+    fn times_beyond_javascript_dates_are_out_of_range() {
+        assert_eq!(parse_time_ms("8640000000000000"), Ok(8_640_000_000_000_000));
+        for bad in [
+            "8640000000000001",
+            "9000000000000000",
+            "99999999999999999999",
+            "+275761-01-01T00:00:00Z",
+            "+275760-09-13T00:00:00.001Z",
+            "-271822-01-01",
+        ] {
+            assert!(
+                matches!(parse_time_ms(bad), Err(ClockError::OutOfRange { .. })),
+                "{bad}: {:?}",
+                parse_time_ms(bad)
+            );
+        }
+        assert_eq!(
+            parse_time_ms("+275760-09-13T00:00:00.000Z"),
+            Ok(8_640_000_000_000_000)
+        );
+        assert_eq!(parse_time_ms("+002026-01-01"), parse_time_ms("2026-01-01"));
+        assert!(matches!(
+            parse_time_ms("9e15"),
+            Err(ClockError::Invalid { .. })
+        ));
     }
 
     #[test]

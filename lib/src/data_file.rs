@@ -607,6 +607,28 @@ impl DataDir {
         rustix::fs::renameat(&self.fd, from, &self.fd, to).map_err(Into::into)
     }
 
+    /// Renames `from` to `to` in this directory only if nothing is called `to` yet
+    /// (`AlreadyExists` otherwise): `renameat2(RENAME_NOREPLACE)`, or where the filesystem
+    /// lacks it, a check and a plain rename (under the caller's lock).
+    pub fn rename_no_replace(&self, from: &OsStr, to: &OsStr) -> std::io::Result<()> {
+        match rustix::fs::renameat_with(
+            &self.fd,
+            from,
+            &self.fd,
+            to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => Ok(()),
+            Err(Errno::INVAL | Errno::NOSYS) => {
+                if self.kind_of(to)?.is_some() {
+                    return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists));
+                }
+                self.rename(from, to)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes the file `name` of this directory (a link itself, never its target).
     pub fn unlink(&self, name: &OsStr) -> std::io::Result<()> {
         rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(Into::into)

@@ -216,32 +216,67 @@ pub fn validate_patched_entry(key: &str, entry: &Value) -> Result<(), LifecycleE
 /// Renames every existing candidate to `<name>.<reason>.<ts>`; returns (from, to) pairs.
 /// A candidate that is not a regular file (a symlink, a FIFO) is left alone; a rename is
 /// made through the candidate's directory, reached without following a link.
+///
+/// An archive is never overwritten: when the name for `now_ms` is taken (two resets of one
+/// `sessionFile` at the same `--now`), the next free millisecond names it.
 pub fn archive_transcripts(
     candidates: &[DataPath],
     reason: ArchiveReason,
     now_ms: impl Fn() -> i64,
     dry_run: bool,
 ) -> Result<Vec<(PathBuf, PathBuf)>, LifecycleError> {
+    /// How many later milliseconds are tried before giving up.
+    const TRIES: i64 = 1000;
     let mut done = Vec::new();
     for c in candidates {
         if !c.is_file() {
             continue;
         }
-        let to = c
-            .with_suffix(&archive_name_suffix(reason, now_ms()))
-            .map_err(|e| file_error(c.path(), "cannot archive", e))?;
-        if !dry_run {
-            let (dir, name) = c
-                .open_parent()
+        let fail = |source| LifecycleError::File {
+            path: c.path().to_path_buf(),
+            action: "cannot archive",
+            source,
+        };
+        let dir = if dry_run {
+            None
+        } else {
+            Some(
+                c.open_parent()
+                    .map_err(|e| file_error(c.path(), "cannot archive", e))?,
+            )
+        };
+        let ts = now_ms();
+        let mut archived = None;
+        for i in 0..TRIES {
+            let suffix = archive_name_suffix(reason, ts.saturating_add(i));
+            let to = c
+                .with_suffix(&suffix)
                 .map_err(|e| file_error(c.path(), "cannot archive", e))?;
-            dir.rename(name, to.file_name())
-                .and_then(|()| dir.sync())
-                .map_err(|source| LifecycleError::File {
-                    path: c.path().to_path_buf(),
-                    action: "cannot archive",
-                    source,
-                })?;
+            let taken = match &dir {
+                None => !matches!(to.kind(), Ok(None)),
+                Some((dir, name)) => match dir.rename_no_replace(name, to.file_name()) {
+                    Ok(()) => {
+                        dir.sync().map_err(fail)?;
+                        false
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => true,
+                    Err(e) => return Err(fail(e)),
+                },
+            };
+            if !taken {
+                archived = Some(to);
+                break;
+            }
         }
+        let to = archived.ok_or_else(|| {
+            fail(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!(
+                    "{TRIES} archive names from {} on are taken",
+                    crate::clock::archive_timestamp(ts)
+                ),
+            ))
+        })?;
         done.push((c.path().to_path_buf(), to.path().to_path_buf()));
     }
     Ok(done)

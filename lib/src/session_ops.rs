@@ -285,8 +285,8 @@ pub struct ResetOutcome {
     /// Whether a fresh header was written.
     pub header_written: bool,
     /// Watcher cursors of the key deleted from the state database (§3.8), when it exists;
-    /// `Err` is why that failed (best effort: the reset stands).
-    pub signal_cursors: Option<Result<usize, String>>,
+    /// `Err` says what was left and why (the reset stands; the command must not end 0).
+    pub signal_cursors: Option<Result<usize, crate::signals::lifecycle::CleanupError>>,
 }
 
 fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
@@ -411,12 +411,9 @@ pub fn reset(
     if !reuses_path {
         header_written = write_header()?;
     }
-    let archived = lifecycle::archive_transcripts(
-        &candidates,
-        ArchiveReason::Reset,
-        crate::clock::system_now_ms,
-        false,
-    )?;
+    // Named from the context's clock, so `--now` fixes the `.reset.<ts>` names too.
+    let archived =
+        lifecycle::archive_transcripts(&candidates, ArchiveReason::Reset, || ctx.now_ms, false)?;
     drop(guards);
     if reuses_path {
         header_written = write_header()?;
@@ -450,8 +447,9 @@ pub struct DeleteOutcome {
     /// Whether the transcript was kept because another entry shares the sessionId.
     pub transcript_shared: bool,
     /// The key's signal state forgotten in the state database (§3.8), when it exists;
-    /// `Err` is why that failed (best effort: the deletion stands).
-    pub signal_state: Option<Result<crate::signals::journal::Forgotten, String>>,
+    /// `Err` says what was left and why (the deletion stands; the command must not end 0).
+    pub signal_state:
+        Option<Result<crate::signals::journal::Forgotten, crate::signals::lifecycle::CleanupError>>,
 }
 
 /// `delete KEY…`: removes entries, archives their transcripts as `.deleted.<ts>` unless

@@ -20,7 +20,7 @@ use super::prompt::{self, PromptError};
 use super::rotate::{self, RotateError};
 use super::scan::{self, Role, ScanError, Scanned};
 use super::settings::{self, Overrides, Settings};
-use super::summarizer::{self, Call, SummarizerError};
+use super::summarizer::{self, Call, SummarizerCommand, SummarizerError};
 use super::truncate::{self, TruncateError};
 use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
@@ -390,8 +390,8 @@ fn summarized_messages(
 pub enum SummarySource {
     /// The deterministic extractive summary.
     Extractive,
-    /// An external command (`sh -c`).
-    Command(String),
+    /// An external command (`sh -c`) and its per-call timeout.
+    Command(SummarizerCommand),
     /// A file's text.
     File(PathBuf),
 }

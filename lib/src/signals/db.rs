@@ -4,10 +4,23 @@
 //!
 //! Reads of a missing database see an empty in-memory copy of the signal tables, so a
 //! read never creates a file.
+//!
+//! The file is input, not code clawstate trusts: anyone who can write it can plant
+//! triggers, views or cascading foreign keys that SQLite would run inside clawstate's own
+//! write transactions (deleting every watch cursor, or spinning a recursive CTE forever).
+//! So every connection runs with `trusted_schema = OFF` (schema code may call no function
+//! with side effects) and a progress handler that stops any statement after
+//! [`QUERY_TIME_LIMIT`]; a writer first checks `sqlite_master` and refuses (exit 65, naming
+//! them, changing nothing) any trigger, view, virtual table or foreign key on the tables it
+//! touches ([`TOUCHED_TABLES`]) — the canonical schemas 15 and 18 have none. Readers run
+//! nothing planted: triggers fire only on writes, and a name clawstate reads must be an
+//! ordinary table ([`table_exists`]), so a view in its place is never queried.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -40,6 +53,27 @@ pub const SIGNAL_TABLES: [&str; 3] = [
     "session_state_heads",
     "session_watch_cursors",
 ];
+
+/// Every table clawstate reads or writes in the state database: the signal log, the
+/// upstream links a deletion forgets, the supervision claim and the schema stamp. No
+/// trigger, view, virtual table or foreign key may touch them (the canonical schemas 15 and
+/// 18 have none) before a writer goes ahead.
+pub const TOUCHED_TABLES: [&str; 6] = [
+    "session_state_events",
+    "session_state_heads",
+    "session_watch_cursors",
+    "session_upstream_links",
+    "config_machine_state",
+    "schema_meta",
+];
+
+/// The longest one database operation (a read snapshot, a write transaction, an open) may
+/// run before SQLite is told to stop it: far beyond what a legitimate database of millions
+/// of events needs, short enough that a planted endless query cannot hang a command.
+pub const QUERY_TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// SQLite virtual-machine instructions between two looks at the deadline.
+const PROGRESS_CHECK_OPS: i32 = 10_000;
 
 /// The signal tables alone (§1.4), used for the empty in-memory view of a missing database.
 const SIGNAL_TABLES_SQL: &str = "
@@ -146,6 +180,21 @@ pub enum DbError {
         /// SQLite's message.
         cause: String,
     },
+    /// The schema carries triggers, views, virtual tables or foreign keys on the tables
+    /// clawstate touches, which SQLite would run inside clawstate's writes.
+    #[error("{path}: the state database has schema objects that OpenClaw's schema does not ({objects}); SQLite would run them inside clawstate's writes, so clawstate refuses to write it (inspect them with `sqlite3 {path} .schema`)")]
+    UnexpectedSchema {
+        /// The database.
+        path: PathBuf,
+        /// The objects, named and described, comma-separated.
+        objects: String,
+    },
+    /// A statement ran past [`QUERY_TIME_LIMIT`] and was stopped.
+    #[error("{path}: a state database operation ran longer than {secs} s and was stopped (a trigger or view planted in the database, or one far larger than expected); its transaction was rolled back", secs = QUERY_TIME_LIMIT.as_secs())]
+    TooSlow {
+        /// The database.
+        path: PathBuf,
+    },
     /// SQLite reported an error.
     #[error("{path}: {source}")]
     Sqlite {
@@ -159,7 +208,12 @@ pub enum DbError {
 impl DbError {
     /// Wraps a SQLite error for `path`, recognising "busy" and "locked".
     pub fn sqlite(path: &Path, source: rusqlite::Error) -> Self {
-        if is_busy(&source) {
+        if source.sqlite_error_code() == Some(ErrorCode::OperationInterrupted) {
+            // Only the deadline's progress handler interrupts a connection.
+            DbError::TooSlow {
+                path: path.to_path_buf(),
+            }
+        } else if is_busy(&source) {
             DbError::Busy {
                 path: path.to_path_buf(),
             }
@@ -183,7 +237,8 @@ impl ExitCode for DbError {
         match self {
             DbError::Busy { .. } | DbError::ExternallySupervised { .. } => exit::TEMP_FAIL,
             DbError::NewerSchema { .. } | DbError::OlderSchema { .. } => exit::DATA_ERR,
-            DbError::NotStateDb { .. } => exit::DATA_ERR,
+            DbError::NotStateDb { .. } | DbError::UnexpectedSchema { .. } => exit::DATA_ERR,
+            DbError::TooSlow { .. } => exit::FAILURE,
             DbError::UnsupportedFilesystem { .. }
             | DbError::Create { .. }
             | DbError::WriteFailed { .. } => exit::CANT_CREATE,
@@ -395,10 +450,69 @@ pub enum Access {
     Write,
 }
 
+/// The deadline a connection's progress handler enforces: re-armed at the start of every
+/// operation, so that only one operation's own running time counts against the limit.
+#[derive(Debug, Clone)]
+struct QueryDeadline {
+    /// When this connection's clock started.
+    base: Instant,
+    /// The deadline, in nanoseconds after `base`.
+    at: Arc<AtomicU64>,
+    /// How long an operation may run.
+    limit: Duration,
+}
+
+impl QueryDeadline {
+    /// Installs the progress handler on `conn` and arms it.
+    fn install(conn: &Connection) -> QueryDeadline {
+        let d = QueryDeadline {
+            base: Instant::now(),
+            at: Arc::new(AtomicU64::new(u64::MAX)),
+            limit: QUERY_TIME_LIMIT,
+        };
+        d.arm();
+        let (base, at) = (d.base, Arc::clone(&d.at));
+        conn.progress_handler(
+            PROGRESS_CHECK_OPS,
+            Some(move || base.elapsed().as_nanos() as u64 >= at.load(Ordering::Relaxed)),
+        );
+        d
+    }
+
+    /// Starts the clock of a new operation.
+    fn arm(&self) {
+        let at = self.base.elapsed().saturating_add(self.limit).as_nanos();
+        self.at
+            .store(u64::try_from(at).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+}
+
+/// Opens a connection to any SQLite file clawstate reads as data (the state database, an
+/// agent database, the lifecycle coordinator): `flags`, the busy timeout, `trusted_schema =
+/// OFF`, and a progress handler that stops any statement after [`QUERY_TIME_LIMIT`].
+pub fn open_connection(path: &Path, flags: OpenFlags) -> Result<Connection, DbError> {
+    open_guarded(path, flags).map(|(conn, _)| conn)
+}
+
+fn open_guarded(path: &Path, flags: OpenFlags) -> Result<(Connection, QueryDeadline), DbError> {
+    let err = |e| DbError::sqlite(path, e);
+    let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+    harden(&conn).map_err(err)?;
+    let deadline = QueryDeadline::install(&conn);
+    Ok((conn, deadline))
+}
+
+/// The settings every connection gets before its first statement.
+fn harden(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))?;
+    conn.execute_batch("PRAGMA trusted_schema = OFF;")
+}
+
 /// An open state database.
 #[derive(Debug)]
 pub struct StateDb {
     conn: Connection,
+    deadline: QueryDeadline,
     path: PathBuf,
     user_version: i64,
     has_store_path: bool,
@@ -421,9 +535,12 @@ impl StateDb {
         let err = |e| DbError::sqlite(path, e);
         if !path.exists() {
             let conn = Connection::open_in_memory().map_err(err)?;
+            harden(&conn).map_err(err)?;
+            let deadline = QueryDeadline::install(&conn);
             conn.execute_batch(SIGNAL_TABLES_SQL).map_err(err)?;
             return Ok(StateDb {
                 conn,
+                deadline,
                 path: path.to_path_buf(),
                 user_version: SCHEMA_VERSION,
                 has_store_path: false,
@@ -435,21 +552,18 @@ impl StateDb {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = match Connection::open_with_flags(path, flags) {
+        let (conn, deadline) = match open_guarded(path, flags) {
             Ok(c) => c,
-            Err(_) => Connection::open_with_flags(
+            Err(_) => open_guarded(
                 path,
                 OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .map_err(err)?,
+            )?,
         };
-        conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-            .map_err(err)?;
-        conn.execute_batch("PRAGMA query_only = ON; PRAGMA trusted_schema = OFF;")
-            .map_err(err)?;
+        conn.execute_batch("PRAGMA query_only = ON;").map_err(err)?;
         keep_wal_on_close(&conn).map_err(err)?;
         let mut db = StateDb {
             conn,
+            deadline,
             path: path.to_path_buf(),
             user_version: 0,
             has_store_path: false,
@@ -462,7 +576,9 @@ impl StateDb {
     }
 
     /// Opens for writing, creating the database (directory 0700, file 0600, WAL, canonical
-    /// schema 15) when it is missing or empty. Refuses schemas outside 15–18.
+    /// schema 15) when it is missing or empty. Refuses schemas outside 15–18, and schemas
+    /// with objects on the tables it touches ([`check_touched_tables`]), before it changes
+    /// anything (even the journal mode).
     pub fn open_write(path: &Path) -> Result<StateDb, DbError> {
         let policy = journal_policy(path);
         if policy == JournalPolicy::Unsupported {
@@ -476,9 +592,7 @@ impl StateDb {
         }
         let err = |e| DbError::sqlite(path, e);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
-        conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-            .map_err(err)?;
+        let (conn, deadline) = open_guarded(path, flags)?;
         let mut version = user_version(&conn).map_err(err)?;
         if version == 0 && !created {
             // Another process may be creating it right now (or died doing so): wait for its
@@ -487,10 +601,12 @@ impl StateDb {
             version = user_version(&conn).map_err(err)?;
         }
         check_writable_version(path, version)?;
+        check_touched_tables(&conn, path)?;
         configure_connection(&conn, path, policy)?;
         keep_wal_on_close(&conn).map_err(err)?;
         let mut db = StateDb {
             conn,
+            deadline,
             path: path.to_path_buf(),
             user_version: version,
             has_store_path: false,
@@ -545,13 +661,15 @@ impl StateDb {
         self.created
     }
 
-    /// The connection, for reads outside a transaction.
+    /// The connection, for reads outside a transaction (the operation's clock starts now).
     pub fn conn(&self) -> &Connection {
+        self.deadline.arm();
         &self.conn
     }
 
     /// `PRAGMA data_version`: changes whenever another connection commits.
     pub fn data_version(&self) -> Result<i64, DbError> {
+        self.deadline.arm();
         self.conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| DbError::sqlite(&self.path, e))
@@ -564,6 +682,7 @@ impl StateDb {
     ) -> Result<T, DbError> {
         let path = self.path.clone();
         let err = |e| DbError::sqlite(&path, e);
+        self.deadline.arm();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
@@ -582,6 +701,7 @@ impl StateDb {
         let path = self.path.clone();
         let err = |e| DbError::sqlite(&path, e);
         let check_owner = self.has_machine_state;
+        self.deadline.arm();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -658,10 +778,12 @@ fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
-/// Whether a table exists in the main schema.
+/// Whether an ordinary table (not a view, not a virtual table) of that name exists in the
+/// main schema: only then is it queried, so a planted look-alike never runs.
 pub fn table_exists(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
     conn.query_row(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1 \
+         AND sql NOT LIKE 'CREATE VIRTUAL %'",
         [table],
         |_| Ok(()),
     )
@@ -678,6 +800,105 @@ fn column_exists(conn: &Connection, table: &str, column: &str) -> rusqlite::Resu
         }
     }
     Ok(false)
+}
+
+/// Refuses a schema in which SQLite would run something clawstate did not write while it
+/// writes the tables it touches ([`TOUCHED_TABLES`]): a trigger on one of them, a view or
+/// virtual table in place of one, a view reading one, a foreign key from or to one (its
+/// cascades reach other tables and their triggers). Reads `sqlite_master` only, so nothing
+/// planted runs; the canonical schemas 15 and 18 have none of these. Objects elsewhere in
+/// the database are the gateway's (or its plugins') business and are left alone.
+pub fn check_touched_tables(conn: &Connection, path: &Path) -> Result<(), DbError> {
+    let err = |e| DbError::sqlite(path, e);
+    let touched = |name: &str| TOUCHED_TABLES.iter().any(|t| t.eq_ignore_ascii_case(name));
+    let mut found: Vec<String> = Vec::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master \
+             WHERE type IN ('trigger', 'view', 'table') ORDER BY rowid",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })
+        .map_err(err)?;
+    for row in rows {
+        let (kind, name, table, sql) = row.map_err(err)?;
+        match kind.as_str() {
+            "trigger" if touched(&table) => found.push(format!("trigger {name:?} on {table}")),
+            "view" if touched(&name) => {
+                found.push(format!("view {name:?} in place of the table {name}"))
+            }
+            "view" => {
+                if let Some(t) = TOUCHED_TABLES.iter().find(|t| mentions(&sql, t)) {
+                    found.push(format!("view {name:?} reading {t}"));
+                }
+            }
+            "table" if touched(&name) && starts_with_ignore_case(&sql, "CREATE VIRTUAL") => found
+                .push(format!(
+                    "virtual table {name:?} in place of the table {name}"
+                )),
+            _ => {}
+        }
+    }
+    drop(stmt);
+    let mut stmt = conn
+        .prepare(
+            "SELECT m.name, f.\"table\" FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f \
+             WHERE m.type = 'table' GROUP BY m.name, f.id ORDER BY m.rowid",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(err)?;
+    for row in rows {
+        let (child, parent) = row.map_err(err)?;
+        if touched(&parent) || touched(&child) {
+            found.push(format!(
+                "foreign key of table {child:?} referencing {parent}"
+            ));
+        }
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(DbError::UnexpectedSchema {
+            path: path.to_path_buf(),
+            objects: found.join(", "),
+        })
+    }
+}
+
+/// Whether `sql` names the identifier `ident` (case-insensitively, as a whole word).
+fn mentions(sql: &str, ident: &str) -> bool {
+    let hay = sql.to_ascii_lowercase();
+    let needle = ident.to_ascii_lowercase();
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let b = hay.as_bytes();
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(&needle) {
+        let start = from + i;
+        let end = start + needle.len();
+        let before_ok = start == 0 || !is_ident(b[start - 1]);
+        let after_ok = end == b.len() || !is_ident(b[end]);
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + 1;
+    }
+    false
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.trim_start()
+        .get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
 }
 
 fn check_writable_version(path: &Path, version: i64) -> Result<(), DbError> {
@@ -775,13 +996,10 @@ fn create_database(path: &Path, policy: JournalPolicy) -> Result<bool, DbError> 
         Err(e) => return Err(create_err(path, e)),
     }
     let err = |e| DbError::sqlite(path, e);
-    let conn = Connection::open_with_flags(
+    let conn = open_connection(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(err)?;
-    conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-        .map_err(err)?;
+    )?;
     let objects: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
@@ -910,9 +1128,12 @@ fn with_state_lifecycle_coordinator<T>(
             .map_err(create_err)?;
     }
     let err = |e| DbError::sqlite(&lock, e);
-    let conn = Connection::open(&lock).map_err(err)?;
-    conn.busy_timeout(Duration::from_millis(BUSY_TIMEOUT_MS))
-        .map_err(err)?;
+    let conn = open_connection(
+        &lock,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
     conn.execute_batch("BEGIN EXCLUSIVE;").map_err(|e| {
         if is_busy(&e) {
             DbError::Busy {
@@ -1009,6 +1230,125 @@ mod tests {
         let db = StateDb::open_read(&path).unwrap();
         assert!(db.is_missing());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn every_connection_distrusts_the_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        drop(StateDb::open_write(&path).unwrap());
+        for db in [
+            StateDb::open_write(&path).unwrap(),
+            StateDb::open_read(&path).unwrap(),
+            StateDb::open_read(&dir.path().join("missing.sqlite")).unwrap(),
+        ] {
+            let on: i64 = db
+                .conn()
+                .query_row("PRAGMA trusted_schema", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(on, 0);
+        }
+    }
+
+    #[test]
+    fn an_endless_statement_is_stopped_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        let mut db = StateDb::open_write(&path).unwrap();
+        db.deadline.limit = Duration::from_millis(20);
+        let endless = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+                       SELECT count(*) FROM r";
+        let e = db
+            .read(|tx| tx.query_row(endless, [], |r| r.get::<_, i64>(0)))
+            .unwrap_err();
+        assert!(matches!(e, DbError::TooSlow { .. }), "{e}");
+        assert_eq!(e.exit_code(), 1);
+        let e = db
+            .write(|tx| {
+                tx.execute("DELETE FROM session_watch_cursors", [])?;
+                tx.query_row(endless, [], |r| r.get::<_, i64>(0))
+            })
+            .unwrap_err();
+        assert!(matches!(e, DbError::TooSlow { .. }), "{e}");
+        // Re-armed per operation: the next one has its own time.
+        db.deadline.limit = QUERY_TIME_LIMIT;
+        let n: i64 = db
+            .read(|tx| {
+                tx.query_row("SELECT count(*) FROM session_state_events", [], |r| {
+                    r.get(0)
+                })
+            })
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn writers_refuse_objects_on_the_touched_tables_only() {
+        let planted = [
+            (
+                "CREATE TRIGGER t1 AFTER INSERT ON session_state_events BEGIN DELETE FROM session_watch_cursors; END;",
+                "trigger \"t1\" on session_state_events",
+            ),
+            (
+                "CREATE TRIGGER t2 BEFORE UPDATE ON Session_Watch_Cursors BEGIN SELECT 1; END;",
+                "trigger \"t2\" on Session_Watch_Cursors",
+            ),
+            (
+                "CREATE VIEW v1 AS SELECT * FROM \"session_state_heads\";",
+                "view \"v1\" reading session_state_heads",
+            ),
+            (
+                "DROP TABLE session_upstream_links; CREATE VIEW session_upstream_links AS SELECT 1 AS session_key;",
+                "view \"session_upstream_links\" in place of the table session_upstream_links",
+            ),
+            (
+                "CREATE TABLE kid (k TEXT, a TEXT, FOREIGN KEY (k, a) REFERENCES session_state_heads(session_key, agent_id) ON DELETE CASCADE);",
+                "foreign key of table \"kid\" referencing session_state_heads",
+            ),
+        ];
+        for (sql, want) in planted {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("openclaw.sqlite");
+            drop(StateDb::open_write(&path).unwrap());
+            Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+            let e = StateDb::open_write(&path).unwrap_err();
+            assert_eq!(e.exit_code(), 65, "{e}");
+            assert!(e.to_string().contains(want), "{sql}: {e}");
+            // Readers still open it: nothing planted runs on a read.
+            assert!(StateDb::open_read(&path).is_ok(), "{sql}");
+        }
+        // Elsewhere in the database, and words that merely contain a table name, are fine.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        drop(StateDb::open_write(&path).unwrap());
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE notes (n TEXT); \
+                 CREATE TRIGGER notes_t AFTER INSERT ON notes BEGIN SELECT 1; END; \
+                 CREATE VIEW notes_v AS SELECT n AS session_state_heads_copy FROM notes;",
+            )
+            .unwrap();
+        assert!(StateDb::open_write(&path).is_ok());
+    }
+
+    #[test]
+    fn the_canonical_schema_passes_the_check() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(CANONICAL_SCHEMA_SQL).unwrap();
+        check_touched_tables(&conn, Path::new("mem")).unwrap();
+        assert!(mentions(
+            "select * from main.session_watch_cursors",
+            "session_watch_cursors"
+        ));
+        assert!(mentions(
+            "FROM [Session_Watch_Cursors]",
+            "session_watch_cursors"
+        ));
+        assert!(!mentions(
+            "FROM session_watch_cursors_old",
+            "session_watch_cursors"
+        ));
     }
 
     #[test]

@@ -2,14 +2,66 @@
 //! a reset forgets the cursors the session holds as a watcher; a deletion forgets the
 //! session's events, head, upstream link and every cursor naming it.
 //!
-//! Both are best effort, as in the gateway: the store change stands even when the state
-//! database cannot be updated, and the reason is returned for a warning. Nothing happens
+//! Both come after the store change, as in the gateway: the store change stands even when
+//! the state database cannot be updated. Unlike the gateway, which only logs it, the failure
+//! is returned as a [`CleanupError`] that says what was left and carries the database's exit
+//! code, so the command ends non-zero instead of reporting a clean success. Nothing happens
 //! when the database does not exist.
+
+use thiserror::Error;
 
 use super::cursors;
 use super::db::StateDb;
 use super::journal::{self, Forgotten};
 use crate::context::StateContext;
+use crate::exit::ExitCode;
+
+/// The signal state of a reset or deleted session was not updated (the store change stands).
+#[derive(Debug, Clone, Error)]
+#[error("{done}{what} of {key} {failed}: {reason}")]
+pub struct CleanupError {
+    /// The session key.
+    pub key: String,
+    /// `store updated; ` after a write, empty for a dry run.
+    done: &'static str,
+    /// What was left: the watch cursors, the signal state.
+    what: &'static str,
+    /// What did not happen to it.
+    failed: &'static str,
+    /// Why (the database's or the query's error).
+    pub reason: String,
+    /// The exit code of the underlying error.
+    code: i32,
+}
+
+impl ExitCode for CleanupError {
+    fn exit_code(&self) -> i32 {
+        self.code
+    }
+}
+
+/// What a failed cleanup leaves behind, before the reason is known.
+struct Left<'k> {
+    key: &'k str,
+    dry_run: bool,
+    what: &'static str,
+    /// What did not happen: in a dry run, after a write.
+    failed: [&'static str; 2],
+}
+
+impl Left<'_> {
+    /// The error for `reason`, with its exit code.
+    fn because(&self, reason: &(impl std::fmt::Display + ExitCode)) -> CleanupError {
+        CleanupError {
+            key: self.key.to_string(),
+            done: if self.dry_run { "" } else { "store updated; " },
+            what: self.what,
+            failed: self.failed[usize::from(!self.dry_run)],
+            reason: reason.to_string(),
+            code: reason.exit_code(),
+        }
+    }
+}
 
 /// After a reset of `key`: deletes (or, dry, counts) the cursors `key` holds as a watcher.
 /// `None` when there is no state database.
@@ -17,18 +69,24 @@ pub fn on_session_reset(
     ctx: &StateContext,
     key: &str,
     dry_run: bool,
-) -> Option<Result<usize, String>> {
+) -> Option<Result<usize, CleanupError>> {
     let path = ctx.layout.state_db_path();
     if !path.exists() {
         return None;
     }
-    let run = || -> Result<usize, String> {
+    let left = Left {
+        key,
+        dry_run,
+        what: "the watch cursors",
+        failed: ["could not be counted", "were not reset"],
+    };
+    let run = || -> Result<usize, CleanupError> {
         if dry_run {
-            let mut db = StateDb::open_read(&path).map_err(|e| e.to_string())?;
-            cursors::count_for_watcher(&mut db, key).map_err(|e| e.to_string())
+            let mut db = StateDb::open_read(&path).map_err(|e| left.because(&e))?;
+            cursors::count_for_watcher(&mut db, key).map_err(|e| left.because(&e))
         } else {
-            let mut db = StateDb::open_write(&path).map_err(|e| e.to_string())?;
-            cursors::reset(&mut db, key).map_err(|e| e.to_string())
+            let mut db = StateDb::open_write(&path).map_err(|e| left.because(&e))?;
+            cursors::reset(&mut db, key).map_err(|e| left.because(&e))
         }
     };
     Some(run())
@@ -41,19 +99,25 @@ pub fn on_session_deleted(
     key: &str,
     agent_id: &str,
     dry_run: bool,
-) -> Option<Result<Forgotten, String>> {
+) -> Option<Result<Forgotten, CleanupError>> {
     let path = ctx.layout.state_db_path();
     if !path.exists() {
         return None;
     }
-    let run = || -> Result<Forgotten, String> {
+    let left = Left {
+        key,
+        dry_run,
+        what: "the signal state (events, head, upstream link, watch cursors)",
+        failed: ["could not be counted", "was not forgotten"],
+    };
+    let run = || -> Result<Forgotten, CleanupError> {
         let mut db = if dry_run {
             StateDb::open_read(&path)
         } else {
             StateDb::open_write(&path)
         }
-        .map_err(|e| e.to_string())?;
-        journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| e.to_string())
+        .map_err(|e| left.because(&e))?;
+        journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| left.because(&e))
     };
     Some(run())
 }

@@ -51,15 +51,19 @@ pub fn session_exists(ctx: &StateContext, session_key: &str, agent_id: &str) -> 
     let db = agent_database_path(ctx, agent_id);
     if db.exists() {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if let Ok(conn) = rusqlite::Connection::open_with_flags(&db, flags) {
-            let _ = conn.busy_timeout(std::time::Duration::from_millis(super::db::BUSY_TIMEOUT_MS));
-            let found = conn
-                .query_row(
+        if let Ok(conn) = super::db::open_connection(&db, flags) {
+            // Only an ordinary table is queried: a view planted in its place never runs.
+            let found = super::db::table_exists(&conn, "session_nodes").and_then(|t| {
+                if !t {
+                    return Ok(None);
+                }
+                conn.query_row(
                     "SELECT 1 FROM session_nodes WHERE session_key = ?1 LIMIT 1",
                     [session_key],
                     |_| Ok(()),
                 )
-                .optional();
+                .optional()
+            });
             if matches!(found, Ok(Some(()))) {
                 return true;
             }
