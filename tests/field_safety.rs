@@ -242,6 +242,12 @@ fn a_transcript_that_is_a_link_is_never_read_or_copied() {
         .arg(e.sessions.join("none.json")));
     assert_ne!(r.code, Some(0), "{}", r.stdout);
     assert!(!r.stdout.contains(SECRET));
+    // `check --all` reports both the entry and the link in the directory.
+    let r = run(e.cmd("claw-transcript").args(["check", "--all"]));
+    assert_eq!(r.code, Some(65), "{}", r.stderr);
+    assert!(r.stdout.contains("entry-transcript-path"), "{}", r.stdout);
+    assert!(r.stdout.contains("transcript-not-regular"), "{}", r.stdout);
+    assert!(!r.stdout.contains(SECRET));
     // Reset gives a new transcript and leaves the link (and its target) alone.
     let r = run(e.cmd("claw-sessions").args(["reset", "main"]));
     assert_eq!(r.code, Some(0), "{}", r.stderr);

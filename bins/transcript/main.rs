@@ -795,20 +795,32 @@ fn check_cmd(
             }
             referenced.sort();
             referenced.dedup();
-            let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .map(|rd| {
-                    rd.filter_map(Result::ok)
-                        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                        .filter(|e| {
-                            clawstate::artifact::is_primary_transcript(
-                                &e.file_name().to_string_lossy(),
-                            )
-                        })
-                        .map(|e| e.path())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let mut names: Vec<PathBuf> = Vec::new();
+            let mut others: Vec<(PathBuf, &str)> = Vec::new();
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if !clawstate::artifact::is_primary_transcript(&e.file_name().to_string_lossy())
+                {
+                    continue;
+                }
+                match e.file_type() {
+                    Ok(t) if t.is_file() => names.push(e.path()),
+                    Ok(t) if t.is_symlink() => others.push((e.path(), "a symbolic link")),
+                    Ok(t) if t.is_dir() => others.push((e.path(), "a directory")),
+                    Ok(_) => others.push((e.path(), "not a regular file")),
+                    Err(_) => {}
+                }
+            }
             names.sort();
+            others.sort();
+            // What the gateway may follow or block on, clawstate never reads: say so.
+            for (p, what) in others {
+                findings.push(finding(
+                    &p,
+                    check::Severity::Warning,
+                    "transcript-not-regular",
+                    format!("{what}, not a regular file: never followed or read by clawstate"),
+                ));
+            }
             let referenced_paths: Vec<&Path> = referenced.iter().map(|p| p.path()).collect();
             for p in names {
                 let real = std::fs::canonicalize(&p).unwrap_or(p.clone());
