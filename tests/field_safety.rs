@@ -510,3 +510,69 @@ fn the_prune_throttle_never_writes_under_a_planted_temp_directory() {
         .unwrap();
     assert!(ms > 0);
 }
+
+/// Item 15: with too few file descriptors (`ulimit -n`), every command either succeeds or
+/// exits 73 saying "Too many open files", and a failed one changes nothing.
+#[test]
+fn too_many_open_files_is_73_with_the_reason() {
+    use std::os::unix::process::CommandExt;
+    let e = env();
+    std::fs::write(
+        e.sessions.join(format!("{SID}.jsonl")),
+        transcript(SID, "x"),
+    )
+    .unwrap();
+    e.store(json!({"agent:main:main": {"sessionId": SID, "updatedAt": support::now_ms()}}));
+    let commands: Vec<(&str, Vec<&str>)> = vec![
+        ("claw-sessions", vec!["list"]),
+        (
+            "claw-sessions",
+            vec!["patch", "main", "--set", "label=\"y\""],
+        ),
+        ("claw-sessions", vec!["cleanup", "--enforce"]),
+        ("claw-transcript", vec!["cat", "main"]),
+        ("claw-transcript", vec!["append", "main", "--text", "x"]),
+        ("claw-transcript", vec!["repair", "main"]),
+        ("claw-compact", vec!["check", "main"]),
+    ];
+    for limit in 5..=9u64 {
+        for (bin, args) in &commands {
+            let before = snapshot(&e.state);
+            let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin(bin));
+            c.env_clear()
+                .env("HOME", &e.home)
+                .env("TZ", "UTC")
+                .env("TMPDIR", e.home.join("tmp"))
+                .env("OPENCLAW_STATE_DIR", &e.state)
+                .args(args);
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs before exec.
+            unsafe {
+                c.pre_exec(move || {
+                    let l = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let o = c.output().unwrap();
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            let what = format!("ulimit -n {limit}: {bin} {args:?}");
+            match o.status.code() {
+                Some(0) => {}
+                Some(73) => {
+                    assert!(stderr.contains("Too many open files"), "{what}: {stderr}");
+                    assert_eq!(
+                        snapshot(&e.state),
+                        before,
+                        "{what} failed and changed something"
+                    );
+                }
+                other => panic!("{what}: exit {other:?}: {stderr}"),
+            }
+        }
+    }
+}

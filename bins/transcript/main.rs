@@ -798,8 +798,7 @@ fn check_cmd(
             let mut names: Vec<PathBuf> = Vec::new();
             let mut others: Vec<(PathBuf, &str)> = Vec::new();
             for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                if !clawstate::artifact::is_primary_transcript(&e.file_name().to_string_lossy())
-                {
+                if !clawstate::artifact::is_primary_transcript(&e.file_name().to_string_lossy()) {
                     continue;
                 }
                 match e.file_type() {

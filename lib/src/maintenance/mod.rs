@@ -692,7 +692,9 @@ pub fn apply_store(
                     // The store replaced keeps its inode (and its blocks) while this holds
                     // it open: freeing them (a discard, on some mounts) waits until the
                     // renames are under way, off the critical path.
-                    let replaced = std::fs::File::open(&target.store_path).ok();
+                    let replaced = crate::data_file::open_named(&target.store_path)
+                        .ok()
+                        .map(crate::data_file::DataFile::into_file);
                     match prepared.and_then(PreparedSave::commit) {
                         Ok(outcome) => {
                             // The renames start: the look-ahead has had its time (looking
