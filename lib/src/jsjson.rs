@@ -1145,4 +1145,227 @@ mod tests {
             .collect();
         assert_eq!(invalid, [Some(6)]);
     }
+
+    /// `n` containers around `inner`: objects `{"x":…}` and arrays `[…]` in turn.
+    fn nest(n: usize, inner: &str) -> String {
+        let mut s = String::new();
+        for i in 0..n {
+            s.push_str(if i % 2 == 0 { "{\"x\":" } else { "[" });
+        }
+        s.push_str(inner);
+        for i in (0..n).rev() {
+            s.push(if i % 2 == 0 { '}' } else { ']' });
+        }
+        s
+    }
+
+    /// Runs `f` on a thread with a small stack (half a test thread's): nothing here may
+    /// depend on the stack it is given.
+    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// Issue 22 items 4 and 5: serde_json refused text nested 128 levels or more, so a
+    /// store entry or transcript line that deep was dropped. Any depth is read, written
+    /// back byte for byte, cloned, compared and dropped, on a small stack.
+    #[test]
+    fn a_value_nested_100k_levels_deep_reads_writes_and_drops() {
+        on_small_stack(|| {
+            for text in [
+                nest(100_000, "1"),
+                "[".repeat(100_000) + &"]".repeat(100_000),
+                format!(
+                    "{{\"a\":{},\"b\":[{},2]}}",
+                    nest(100_000, "\"x\""),
+                    nest(3, "1")
+                ),
+            ] {
+                let v = parse_value(&text).unwrap();
+                assert!(to_string_compact(&v) == text);
+                let copy = v.clone();
+                assert_eq!(copy, v);
+                assert_eq!(parse_value(&text).unwrap(), v);
+                drop(copy);
+                drop(v);
+            }
+            // Not JSON stays an error, however deep (a complete deep value dropped on the
+            // way out included).
+            for bad in [
+                "[".repeat(100_000),
+                format!("[{},]", nest(100_000, "1")),
+                format!("{}tru{}", "[".repeat(100_000), "]".repeat(100_000)),
+            ] {
+                assert!(parse_value(&bad).is_err());
+            }
+        });
+    }
+
+    /// Every `Value` a parse returns is at most `VALUE_DEPTH` containers deep; below, the
+    /// containers are one string of their text.
+    #[test]
+    fn deep_containers_are_kept_as_their_text() {
+        fn depth(v: &Value) -> usize {
+            match v {
+                Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+                Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        let v = parse_value(&nest(VALUE_DEPTH + 10, "1")).unwrap();
+        assert_eq!(depth(&v), VALUE_DEPTH);
+        let mut leaf = &v;
+        while let Some(next) = leaf.get("x").or_else(|| leaf.get(0)) {
+            leaf = next;
+        }
+        assert_eq!(deep_text(leaf.as_str().unwrap()), Some(&*nest(10, "1")));
+        // What serde_json's path builds (up to 127 levels) is built the same way.
+        for n in [
+            126,
+            127,
+            128,
+            129,
+            VALUE_DEPTH - 1,
+            VALUE_DEPTH,
+            VALUE_DEPTH + 1,
+        ] {
+            let text = nest(n, "[1,{\"a\":2}]");
+            let v = parse_value(&text).unwrap();
+            assert!(to_string_compact(&v) == text, "{n}");
+            assert_eq!(depth(&v), (n + 2).min(VALUE_DEPTH), "{n}");
+            if n + 2 < 128 {
+                assert_eq!(v, serde_json::from_str::<Value>(&text).unwrap());
+            }
+        }
+        // A string that only looks like kept text is a string.
+        for (text, want) in [
+            (r#""\udbfd\udfff[1]""#, "\"\u{10f7ff}[1]\""),
+            ("\"\u{10f7ff}{}\"", "\"\u{10f7ff}{}\""),
+        ] {
+            let v = parse_value(text).unwrap();
+            assert_eq!(deep_text(v.as_str().unwrap()), None, "{text}");
+            assert_eq!(to_string_compact(&v), want);
+        }
+    }
+
+    /// An entry parsed alone (`parse_value_at(entry, 1)`) is the value a parse of its
+    /// whole store builds, at every depth.
+    #[test]
+    fn a_part_parsed_alone_is_built_as_in_the_whole() {
+        for n in [
+            120,
+            126,
+            127,
+            128,
+            VALUE_DEPTH - 2,
+            VALUE_DEPTH - 1,
+            VALUE_DEPTH,
+            1000,
+        ] {
+            let entry = format!("{{\"sessionId\":\"s\",\"extra\":{}}}", nest(n, "1"));
+            let store = parse_value(&format!("{{\"k\":{entry}}}")).unwrap();
+            assert_eq!(parse_value_at(&entry, 1).unwrap(), store["k"], "{n}");
+            let mapped = to_serde_text(&entry);
+            assert_eq!(
+                parse_mapped_value_at(&mapped, 1).unwrap(),
+                store["k"],
+                "{n}"
+            );
+        }
+    }
+
+    /// The text of a deep container is what `JSON.stringify` writes: key order, repeated
+    /// keys, numbers, escapes, lone surrogates and out-of-range numbers, whitespace, as the
+    /// shallow path (checked against Node above) writes them.
+    #[test]
+    fn deep_text_is_what_json_stringify_writes() {
+        let inners = [
+            r#"{"b":1,"42":2,"a":{"9":0,"z":1,"1":2},"7":3,"01":4,"4294967295":5}"#,
+            r#"{"a":1,"b":2,"a":3,"5":0,"5":[1]}"#,
+            r#"[2.50, 1e21, -0, 9007199254740993, 1.5e-7, 1e999, -1e999, 1e-999, 12345678901234567890]"#,
+            r#" { "s" : "\u0041\n\"\\\/\u00e9\u2028 \ud800 x\udfff \ud83d\ude00 \udbfe\udc00" , "t" : [ true , false , null , { } , [ ] ] } "#,
+            "[\"\u{10f7ff}\u{10ffff}\", {\"\\u0001\": \"\\u001f\"}]",
+        ];
+        for inner in inners {
+            let want = to_string_compact(&parse_value(inner).unwrap());
+            for n in [VALUE_DEPTH + 5, 10_000] {
+                let v = parse_value(&nest(n, inner)).unwrap();
+                assert!(to_string_compact(&v) == nest(n, &want), "{inner}");
+            }
+        }
+    }
+
+    /// `JSON.stringify(v, null, 2)` of deep text: indented as the writer indents `Value`s,
+    /// down to `PRETTY_DEPTH` levels, compact below.
+    #[test]
+    fn deep_text_is_indented_down_to_pretty_depth() {
+        let shallow = r#"{"a":[1,{"b":[],"c":{}},"x,y:[{"],"d":{"e":null}}"#;
+        let built = parse_value(shallow).unwrap();
+        let deep = parse_value(&format!(
+            "{}{shallow}{}",
+            "[".repeat(VALUE_DEPTH),
+            "]".repeat(VALUE_DEPTH)
+        ))
+        .unwrap();
+        let mut inner = &deep;
+        for _ in 0..VALUE_DEPTH {
+            inner = &inner[0];
+        }
+        assert!(deep_text(inner.as_str().unwrap()).is_some());
+        for at in [0, 3, PRETTY_DEPTH - 3, PRETTY_DEPTH - 1, PRETTY_DEPTH] {
+            let (mut want, mut got) = (String::new(), String::new());
+            if at + 3 <= PRETTY_DEPTH {
+                write_pretty_at(&mut want, &built, at);
+            } else {
+                // Past the limit: compact from the level that would be indented too deep.
+                let ind = |k: usize| "  ".repeat(k);
+                want = match at + 1 == PRETTY_DEPTH {
+                    true => format!(
+                        "{{\n{}\"a\": [1,{{\"b\":[],\"c\":{{}}}},\"x,y:[{{\"],\n{}\"d\": {{\"e\":null}}\n{}}}",
+                        ind(at + 1),
+                        ind(at + 1),
+                        ind(at)
+                    ),
+                    false => to_string_compact(&built),
+                };
+            }
+            write_pretty_at(&mut got, inner, at);
+            assert_eq!(got, want, "at {at}");
+        }
+        // A 100k-level chain stays small: PRETTY_DEPTH levels indented, the rest compact.
+        on_small_stack(|| {
+            let n = 100_000;
+            let v = parse_value(
+                &"[".repeat(n)
+                    .chars()
+                    .chain("]".repeat(n).chars())
+                    .collect::<String>(),
+            )
+            .unwrap();
+            let pretty = to_string_pretty(&v);
+            let indented = PRETTY_DEPTH;
+            let mut want = String::new();
+            for k in 0..indented {
+                want.push_str("[\n");
+                want.push_str(&"  ".repeat(k + 1));
+            }
+            want.push_str(&"[".repeat(n - indented));
+            want.push_str(&"]".repeat(n - indented));
+            for k in (0..indented).rev() {
+                want.push('\n');
+                want.push_str(&"  ".repeat(k));
+                want.push(']');
+            }
+            assert!(
+                pretty == want,
+                "{} bytes, want {}",
+                pretty.len(),
+                want.len()
+            );
+        });
+    }
 }
