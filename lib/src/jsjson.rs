@@ -594,6 +594,10 @@ const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 /// never has `[` or `{` after that code point (the mapping puts it only before reserved
 /// code points).
 pub fn deep_text(s: &str) -> Option<&str> {
+    // The lead byte of RESERVED_ESCAPE first: the writers ask this of every string.
+    if s.as_bytes().first() != Some(&0xF4) {
+        return None;
+    }
     let text = s.strip_prefix(RESERVED_ESCAPE)?;
     matches!(text.as_bytes().first(), Some(b'[' | b'{')).then_some(text)
 }
