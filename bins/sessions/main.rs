@@ -413,7 +413,7 @@ fn build_patch(set: &[String], unset: &[String], merge: Option<&str>) -> Result<
             Failure::new(exit::USAGE, format!("--set {s:?}: expected FIELD=JSON"))
         })?;
         let value =
-            serde_json::from_str::<Value>(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+            clawstate::jsjson::parse_value(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
         put_path(&mut patch, field.trim(), value)?;
     }
     for u in unset {

@@ -347,7 +347,7 @@ fn event_table(events: &[Event]) -> String {
 fn request_from_flags(a: &RecordArgs) -> Result<RecordRequest, Failure> {
     let payload = match &a.payload {
         None => None,
-        Some(p) => Some(serde_json::from_str::<Value>(p).map_err(|e| {
+        Some(p) => Some(clawstate::jsjson::parse_value(p).map_err(|e| {
             Failure::new(exit::DATA_ERR, format!("--payload is not valid JSON: {e}"))
         })?),
     };

@@ -150,8 +150,7 @@ struct Payload {
 /// `LockPayloadSchema`: `pid` number, `createdAt` and `configPath` strings, optional `port`
 /// (integer 1-65535) and `startTime` (number). Any violation rejects the whole payload.
 fn parse_payload(raw: &[u8]) -> Option<Payload> {
-    let Value::Object(map) = serde_json::from_str::<Value>(&String::from_utf8_lossy(raw)).ok()?
-    else {
+    let Value::Object(map) = crate::jsjson::parse_value(&String::from_utf8_lossy(raw)).ok()? else {
         return None;
     };
     let pid = map.get("pid")?.as_f64()?;

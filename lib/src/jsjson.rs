@@ -26,10 +26,36 @@
 //! An out-of-range number is read as `null`, which is what the gateway's next write makes
 //! of it. Only where the gateway uses the `Infinity` before writing does that differ
 //! (e.g. `contextTokens: 1e999` lists as `null` there and as the default here).
+//!
+//! # Depth
+//!
+//! `JSON.parse` reads text nested to any depth, and what it reads the gateway keeps, so
+//! the parse functions here do too (serde_json alone stops at 128 levels). A `Value`
+//! nested thousands of levels deep cannot be used, though: dropping, cloning, comparing
+//! or printing one recurses once per level (compiler-generated code, not ours to guard)
+//! and overflows the stack. So a parsed value is built as `Value`s only [`VALUE_DEPTH`]
+//! levels deep; each container nested deeper is kept whole as its `JSON.stringify` text
+//! in a string marked by [`RESERVED_ESCAPE`] (which a parsed string never holds before
+//! `[` or `{`, see [`deep_text`]), and the writers write that text back as the container.
+//! Every `Value` these functions return is therefore shallow, whatever the text, and
+//! writes back exactly; the deep text itself is read with a parser that grows the stack
+//! as it goes (`serde_stacker`), and never held as a `Value`. Nothing the gateway or this
+//! crate looks at is that deep (a store entry's fields, a transcript row's message and
+//! content blocks); a walk over such a value sees the deep part as that one string.
+//!
+//! The pretty writers indent at most [`PRETTY_DEPTH`] levels: no store the gateway
+//! writes nests deeper (`JSON.stringify` throws a RangeError first), and two-space
+//! indentation of a 100k-level chain would be 20 GB. Deeper containers are written
+//! compact.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Range;
 
-use serde::de::DeserializeOwned;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::{Map, Number, Value};
 
 /// Whether `key` is a canonical array index (`"0"` … `"4294967294"`, no leading zero),
@@ -122,7 +148,10 @@ fn write_value(out: &mut String, value: &Value, depth: Option<usize>) {
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
         Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
+        Value::String(s) => match deep_text(s) {
+            Some(text) => write_deep_text(out, text, depth),
+            None => write_string(out, s),
+        },
         Value::Array(items) => {
             if items.is_empty() {
                 out.push_str("[]");
@@ -308,27 +337,64 @@ pub fn lone_surrogate(c: char) -> Option<u16> {
 }
 
 /// Parses JSON text as `JSON.parse` does (see the module documentation for lone
-/// surrogates and out-of-range numbers). Text serde_json reads as it is, and that holds
-/// no reserved code point, takes serde_json's path alone.
+/// surrogates, out-of-range numbers and depth). Text serde_json reads as it is, and that
+/// holds no reserved code point, takes serde_json's path alone.
 pub fn parse_value(text: &str) -> Result<Value, serde_json::Error> {
-    parse_as(text)
+    parse_value_at(text, 0)
+}
+
+/// [`parse_value`] of text nested `depth` levels deep in its document (a store entry: 1),
+/// so that the value is built exactly as a parse of the whole document builds that part
+/// (containers past [`VALUE_DEPTH`] of the document kept as text). `depth` must be at most
+/// `VALUE_DEPTH - 127`: serde_json's own path builds up to 127 levels.
+pub fn parse_value_at(text: &str, depth: usize) -> Result<Value, serde_json::Error> {
+    parse_with(
+        text,
+        |t| serde_json::from_str(t),
+        |t| parse_deep(t, ValueSeed::at(depth)),
+    )
+}
+
+/// [`parse_value_at`] of text already mapped by [`to_serde_text`] (which must not be
+/// mapped twice).
+pub fn parse_mapped_value_at(mapped: &str, depth: usize) -> Result<Value, serde_json::Error> {
+    serde_json::from_str(mapped).or_else(|_| parse_deep(mapped, ValueSeed::at(depth)))
 }
 
 /// [`parse_value`] into any owned type (the partial parses): the same text mapping, then
 /// serde_json. An error is serde_json's, on the mapped text when there was something to
-/// map (same lines, columns may differ).
+/// map (same lines, columns may differ). Text nested deeper than serde_json's limit is
+/// read too; a type that keeps `Value`s must read them with [`ValueSeed`] to keep them
+/// shallow.
 pub fn parse_as<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    if !may_hold_reserved(text) {
-        let err = match serde_json::from_str(text) {
-            Ok(v) => return Ok(v),
-            Err(e) => e,
-        };
-        return match to_serde_text(text) {
-            Cow::Borrowed(_) => Err(err),
-            Cow::Owned(mapped) => serde_json::from_str(&mapped),
-        };
+    parse_with(
+        text,
+        |t| serde_json::from_str(t),
+        |t| parse_deep(t, PhantomData::<T>),
+    )
+}
+
+/// `fast` (serde_json as it is) on the text, or on the mapped text when there was
+/// something to map; `deep` where that fails (too deep for serde_json, or not JSON: then
+/// `deep` gives the same error).
+fn parse_with<T>(
+    text: &str,
+    fast: impl Fn(&str) -> Result<T, serde_json::Error>,
+    deep: impl Fn(&str) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    let direct = !may_hold_reserved(text);
+    if direct {
+        if let Ok(v) = fast(text) {
+            return Ok(v);
+        }
     }
-    serde_json::from_str(&to_serde_text(text))
+    let mapped = to_serde_text(text);
+    if !direct || matches!(mapped, Cow::Owned(_)) {
+        if let Ok(v) = fast(&mapped) {
+            return Ok(v);
+        }
+    }
+    deep(&mapped)
 }
 
 /// Whether `text` may hold a reserved code point (U+10F7FF … U+10FFFF), raw or as an
@@ -496,6 +562,359 @@ fn is_json_number(s: &str) -> bool {
         }
     }
     i == b.len()
+}
+
+// ---- depth ----------------------------------------------------------------------------
+
+/// How many levels of containers a parsed value is built as `Value`s; deeper containers are
+/// kept as text (see the module documentation). More than the 127 levels serde_json's own
+/// path builds, so that every parse of the same document, whole or one entry at a time
+/// ([`parse_value_at`]), builds the same value.
+pub const VALUE_DEPTH: usize = 160;
+
+/// How many levels the pretty writers indent; deeper containers are written compact. Above
+/// every depth the gateway can write: `JSON.stringify(v, null, 2)` throws "Maximum call
+/// stack size exceeded" past 4,455 levels (Node 24.22, top of a script) and the gateway's
+/// `sessions cleanup --enforce` fails, changing nothing, past about 4,390 levels below an
+/// entry (openclaw@2026.7.1).
+pub const PRETTY_DEPTH: usize = 5000;
+
+/// What the deep-capable parse leaves on the stack before growing it: enough for dropping a
+/// partly built value of [`VALUE_DEPTH`] levels on a parse error, even unoptimised.
+const RED_ZONE: usize = 256 * 1024;
+
+/// The key serde_json's `Value` reads as "the value is JSON text" when it comes first.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// How much stack the deep-capable parse adds each time it runs short.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// The `JSON.stringify` text of a container kept as text (nested deeper than
+/// [`VALUE_DEPTH`]), when `s` is one: [`RESERVED_ESCAPE`] then the text. A parsed string
+/// never has `[` or `{` after that code point (the mapping puts it only before reserved
+/// code points).
+pub fn deep_text(s: &str) -> Option<&str> {
+    // The lead byte of RESERVED_ESCAPE first: the writers ask this of every string.
+    if s.as_bytes().first() != Some(&0xF4) {
+        return None;
+    }
+    let text = s.strip_prefix(RESERVED_ESCAPE)?;
+    matches!(text.as_bytes().first(), Some(b'[' | b'{')).then_some(text)
+}
+
+/// Appends a container kept as text: as it is (compact), or indented as
+/// `JSON.stringify(value, null, 2)` indents it at `depth`, at most [`PRETTY_DEPTH`] levels.
+fn write_deep_text(out: &mut String, text: &str, depth: Option<usize>) {
+    let Some(mut level) = depth else {
+        out.push_str(text);
+        return;
+    };
+    let b = text.as_bytes();
+    let mut from = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'[' | b'{' if matches!(b.get(i + 1), Some(b']' | b'}')) => i += 1,
+            b'[' | b'{' if level >= PRETTY_DEPTH => {
+                i = container_end(b, i);
+                continue;
+            }
+            b'[' | b'{' => {
+                level += 1;
+                out.push_str(&text[from..=i]);
+                newline_indent(out, level);
+                from = i + 1;
+            }
+            b',' => {
+                out.push_str(&text[from..=i]);
+                newline_indent(out, level);
+                from = i + 1;
+            }
+            b':' => {
+                out.push_str(&text[from..=i]);
+                out.push(' ');
+                from = i + 1;
+            }
+            b']' | b'}' => {
+                out.push_str(&text[from..i]);
+                level -= 1;
+                newline_indent(out, level);
+                from = i;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[from..]);
+}
+
+/// The end of the string literal starting at `b[at]` (one past its closing quote).
+fn string_end(b: &[u8], at: usize) -> usize {
+    let mut i = at + 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return i + 1,
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The end of the container starting at `b[at]` (one past its closing bracket).
+fn container_end(b: &[u8], at: usize) -> usize {
+    let mut open = 0usize;
+    let mut i = at;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = string_end(b, i);
+                continue;
+            }
+            b'[' | b'{' => open += 1,
+            b']' | b'}' => {
+                open -= 1;
+                if open == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// Parses `text` (already mapped) with serde_json at any depth, the stack grown as needed.
+fn parse_deep<'de, S: DeserializeSeed<'de>>(
+    text: &'de str,
+    seed: S,
+) -> Result<S::Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let mut stacked = serde_stacker::Deserializer::new(&mut de);
+    stacked.red_zone = RED_ZONE;
+    stacked.stack_size = STACK_SEGMENT;
+    let value = seed.deserialize(stacked)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Reads one value as [`parse_value`] builds it: `Value`s down to [`VALUE_DEPTH`], deeper
+/// containers as their text (see [`deep_text`]). For partial parses that keep some fields
+/// as `Value`s (`next_value_seed(ValueSeed::at(1))` for a field of a top-level object).
+#[derive(Debug, Clone, Copy)]
+pub struct ValueSeed {
+    depth: usize,
+}
+
+impl ValueSeed {
+    /// A seed for a value nested `depth` levels deep in its document.
+    pub fn at(depth: usize) -> Self {
+        ValueSeed { depth }
+    }
+
+    fn child(self) -> Self {
+        ValueSeed::at(self.depth + 1)
+    }
+
+    /// Whether a container read here is kept as text.
+    fn as_text(self) -> bool {
+        self.depth >= VALUE_DEPTH
+    }
+}
+
+/// A container kept as text: what `visit` writes after [`RESERVED_ESCAPE`].
+fn kept_as_text<E>(visit: impl FnOnce(CanonicalText<'_>) -> Result<(), E>) -> Result<Value, E> {
+    let mut s = String::new();
+    s.push(RESERVED_ESCAPE);
+    visit(CanonicalText(&mut s))?;
+    Ok(Value::String(s))
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        if self.as_text() {
+            return kept_as_text(|text| text.visit_seq(seq));
+        }
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element_seed(self.child())? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        if self.as_text() {
+            return kept_as_text(|text| text.visit_map(map));
+        }
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.is_empty() && key == RAW_VALUE_TOKEN {
+                // serde_json's `Value` reads such a map as the JSON text its value holds (and
+                // the rest of the map as trailing characters); so does this, so that no text
+                // reads differently here than on serde_json's own path.
+                let inner: String = map.next_value()?;
+                return parse_mapped_value_at(&inner, self.depth).map_err(de::Error::custom);
+            }
+            // As `JSON.parse`: a repeated key keeps its first position and its last value.
+            let value = map.next_value_seed(self.child())?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Writes the value it reads as `JSON.stringify` writes it (JavaScript key order, a
+/// repeated key's last value at its first position, numbers and strings as
+/// [`write_number`] and [`write_string`] write them), never building it.
+struct CanonicalText<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for CanonicalText<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CanonicalText<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        self.0.push_str(if b { "true" } else { "false" });
+        Ok(())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        write_number(self.0, &v.into());
+        Ok(())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        write_number(self.0, &v.into());
+        Ok(())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        write_f64(self.0, v);
+        Ok(())
+    }
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        write_string(self.0, s);
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let out = self.0;
+        out.push('[');
+        let mut first = true;
+        loop {
+            let mark = out.len();
+            if !first {
+                out.push(',');
+            }
+            if seq.next_element_seed(CanonicalText(&mut *out))?.is_none() {
+                out.truncate(mark);
+                break;
+            }
+            first = false;
+        }
+        out.push(']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let out = self.0;
+        out.push('{');
+        let body = out.len();
+        // Each distinct key in first-position order, with the text of its last member.
+        let mut members: Vec<(String, Range<usize>)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
+        let mut reorder = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if !members.is_empty() {
+                out.push(',');
+            }
+            let start = out.len();
+            write_string(out, &key);
+            out.push(':');
+            map.next_value_seed(CanonicalText(&mut *out))?;
+            let member = start..out.len();
+            match index.get(&key) {
+                Some(&i) => {
+                    members[i].1 = member;
+                    reorder = true;
+                }
+                None => {
+                    reorder |= is_array_index(&key);
+                    index.insert(key.clone(), members.len());
+                    members.push((key, member));
+                }
+            }
+        }
+        if reorder {
+            members.sort_by_key(|(k, _)| match is_array_index(k) {
+                true => (0, k.parse::<u64>().unwrap_or(0)),
+                false => (1, 0),
+            });
+            let written = out.split_off(body);
+            for (i, (_, member)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&written[member.start - body..member.end - body]);
+            }
+        }
+        out.push('}');
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -729,5 +1148,228 @@ mod tests {
             .map(|f| f.line)
             .collect();
         assert_eq!(invalid, [Some(6)]);
+    }
+
+    /// `n` containers around `inner`: objects `{"x":…}` and arrays `[…]` in turn.
+    fn nest(n: usize, inner: &str) -> String {
+        let mut s = String::new();
+        for i in 0..n {
+            s.push_str(if i % 2 == 0 { "{\"x\":" } else { "[" });
+        }
+        s.push_str(inner);
+        for i in (0..n).rev() {
+            s.push(if i % 2 == 0 { '}' } else { ']' });
+        }
+        s
+    }
+
+    /// Runs `f` on a thread with a small stack (half a test thread's): nothing here may
+    /// depend on the stack it is given.
+    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// Issue 22 items 4 and 5: serde_json refused text nested 128 levels or more, so a
+    /// store entry or transcript line that deep was dropped. Any depth is read, written
+    /// back byte for byte, cloned, compared and dropped, on a small stack.
+    #[test]
+    fn a_value_nested_100k_levels_deep_reads_writes_and_drops() {
+        on_small_stack(|| {
+            for text in [
+                nest(100_000, "1"),
+                "[".repeat(100_000) + &"]".repeat(100_000),
+                format!(
+                    "{{\"a\":{},\"b\":[{},2]}}",
+                    nest(100_000, "\"x\""),
+                    nest(3, "1")
+                ),
+            ] {
+                let v = parse_value(&text).unwrap();
+                assert!(to_string_compact(&v) == text);
+                let copy = v.clone();
+                assert_eq!(copy, v);
+                assert_eq!(parse_value(&text).unwrap(), v);
+                drop(copy);
+                drop(v);
+            }
+            // Not JSON stays an error, however deep (a complete deep value dropped on the
+            // way out included).
+            for bad in [
+                "[".repeat(100_000),
+                format!("[{},]", nest(100_000, "1")),
+                format!("{}tru{}", "[".repeat(100_000), "]".repeat(100_000)),
+            ] {
+                assert!(parse_value(&bad).is_err());
+            }
+        });
+    }
+
+    /// Every `Value` a parse returns is at most `VALUE_DEPTH` containers deep; below, the
+    /// containers are one string of their text.
+    #[test]
+    fn deep_containers_are_kept_as_their_text() {
+        fn depth(v: &Value) -> usize {
+            match v {
+                Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+                Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+                _ => 0,
+            }
+        }
+        let v = parse_value(&nest(VALUE_DEPTH + 10, "1")).unwrap();
+        assert_eq!(depth(&v), VALUE_DEPTH);
+        let mut leaf = &v;
+        while let Some(next) = leaf.get("x").or_else(|| leaf.get(0)) {
+            leaf = next;
+        }
+        assert_eq!(deep_text(leaf.as_str().unwrap()), Some(&*nest(10, "1")));
+        // What serde_json's path builds (up to 127 levels) is built the same way.
+        for n in [
+            126,
+            127,
+            128,
+            129,
+            VALUE_DEPTH - 1,
+            VALUE_DEPTH,
+            VALUE_DEPTH + 1,
+        ] {
+            let text = nest(n, "[1,{\"a\":2}]");
+            let v = parse_value(&text).unwrap();
+            assert!(to_string_compact(&v) == text, "{n}");
+            assert_eq!(depth(&v), (n + 2).min(VALUE_DEPTH), "{n}");
+            if n + 2 < 128 {
+                assert_eq!(v, serde_json::from_str::<Value>(&text).unwrap());
+            }
+        }
+        // A string that only looks like kept text is a string.
+        for (text, want) in [
+            (r#""\udbfd\udfff[1]""#, "\"\u{10f7ff}[1]\""),
+            ("\"\u{10f7ff}{}\"", "\"\u{10f7ff}{}\""),
+        ] {
+            let v = parse_value(text).unwrap();
+            assert_eq!(deep_text(v.as_str().unwrap()), None, "{text}");
+            assert_eq!(to_string_compact(&v), want);
+        }
+    }
+
+    /// An entry parsed alone (`parse_value_at(entry, 1)`) is the value a parse of its
+    /// whole store builds, at every depth.
+    #[test]
+    fn a_part_parsed_alone_is_built_as_in_the_whole() {
+        for n in [
+            120,
+            126,
+            127,
+            128,
+            VALUE_DEPTH - 2,
+            VALUE_DEPTH - 1,
+            VALUE_DEPTH,
+            1000,
+        ] {
+            let entry = format!("{{\"sessionId\":\"s\",\"extra\":{}}}", nest(n, "1"));
+            let store = parse_value(&format!("{{\"k\":{entry}}}")).unwrap();
+            assert_eq!(parse_value_at(&entry, 1).unwrap(), store["k"], "{n}");
+            let mapped = to_serde_text(&entry);
+            assert_eq!(
+                parse_mapped_value_at(&mapped, 1).unwrap(),
+                store["k"],
+                "{n}"
+            );
+        }
+    }
+
+    /// The text of a deep container is what `JSON.stringify` writes: key order, repeated
+    /// keys, numbers, escapes, lone surrogates and out-of-range numbers, whitespace, as the
+    /// shallow path (checked against Node above) writes them.
+    #[test]
+    fn deep_text_is_what_json_stringify_writes() {
+        let inners = [
+            r#"{"b":1,"42":2,"a":{"9":0,"z":1,"1":2},"7":3,"01":4,"4294967295":5}"#,
+            r#"{"a":1,"b":2,"a":3,"5":0,"5":[1]}"#,
+            r#"[2.50, 1e21, -0, 9007199254740993, 1.5e-7, 1e999, -1e999, 1e-999, 12345678901234567890]"#,
+            r#" { "s" : "\u0041\n\"\\\/\u00e9\u2028 \ud800 x\udfff \ud83d\ude00 \udbfe\udc00" , "t" : [ true , false , null , { } , [ ] ] } "#,
+            "[\"\u{10f7ff}\u{10ffff}\", {\"\\u0001\": \"\\u001f\"}]",
+        ];
+        for inner in inners {
+            let want = to_string_compact(&parse_value(inner).unwrap());
+            for n in [VALUE_DEPTH + 5, 10_000] {
+                let v = parse_value(&nest(n, inner)).unwrap();
+                assert!(to_string_compact(&v) == nest(n, &want), "{inner}");
+            }
+        }
+    }
+
+    /// `JSON.stringify(v, null, 2)` of deep text: indented as the writer indents `Value`s,
+    /// down to `PRETTY_DEPTH` levels, compact below.
+    #[test]
+    fn deep_text_is_indented_down_to_pretty_depth() {
+        let shallow = r#"{"a":[1,{"b":[],"c":{}},"x,y:[{"],"d":{"e":null}}"#;
+        let built = parse_value(shallow).unwrap();
+        let deep = parse_value(&format!(
+            "{}{shallow}{}",
+            "[".repeat(VALUE_DEPTH),
+            "]".repeat(VALUE_DEPTH)
+        ))
+        .unwrap();
+        let mut inner = &deep;
+        for _ in 0..VALUE_DEPTH {
+            inner = &inner[0];
+        }
+        assert!(deep_text(inner.as_str().unwrap()).is_some());
+        for at in [0, 3, PRETTY_DEPTH - 3, PRETTY_DEPTH - 1, PRETTY_DEPTH] {
+            let (mut want, mut got) = (String::new(), String::new());
+            if at + 3 <= PRETTY_DEPTH {
+                write_pretty_at(&mut want, &built, at);
+            } else {
+                // Past the limit: compact from the level that would be indented too deep.
+                let ind = |k: usize| "  ".repeat(k);
+                want = match at + 1 == PRETTY_DEPTH {
+                    true => format!(
+                        "{{\n{}\"a\": [1,{{\"b\":[],\"c\":{{}}}},\"x,y:[{{\"],\n{}\"d\": {{\"e\":null}}\n{}}}",
+                        ind(at + 1),
+                        ind(at + 1),
+                        ind(at)
+                    ),
+                    false => to_string_compact(&built),
+                };
+            }
+            write_pretty_at(&mut got, inner, at);
+            assert_eq!(got, want, "at {at}");
+        }
+        // A 100k-level chain stays small: PRETTY_DEPTH levels indented, the rest compact.
+        on_small_stack(|| {
+            let n = 100_000;
+            let v = parse_value(
+                &"[".repeat(n)
+                    .chars()
+                    .chain("]".repeat(n).chars())
+                    .collect::<String>(),
+            )
+            .unwrap();
+            let pretty = to_string_pretty(&v);
+            let indented = PRETTY_DEPTH;
+            let mut want = String::new();
+            for k in 0..indented {
+                want.push_str("[\n");
+                want.push_str(&"  ".repeat(k + 1));
+            }
+            want.push_str(&"[".repeat(n - indented));
+            want.push_str(&"]".repeat(n - indented));
+            for k in (0..indented).rev() {
+                want.push('\n');
+                want.push_str(&"  ".repeat(k));
+                want.push(']');
+            }
+            assert!(
+                pretty == want,
+                "{} bytes, want {}",
+                pretty.len(),
+                want.len()
+            );
+        });
     }
 }

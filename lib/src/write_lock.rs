@@ -709,7 +709,7 @@ struct Payload {
 impl Payload {
     /// `parseLockPayload`: unparsable or non-object JSON gives an empty payload.
     fn parse(raw: &[u8]) -> Payload {
-        let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&String::from_utf8_lossy(raw))
+        let Ok(Value::Object(map)) = crate::jsjson::parse_value(&String::from_utf8_lossy(raw))
         else {
             return Payload::default();
         };

@@ -763,7 +763,7 @@ fn external_owner(conn: &Connection) -> rusqlite::Result<Option<String>> {
         )
         .optional()?;
     Ok(row.map(|json| {
-        serde_json::from_str::<serde_json::Value>(&json)
+        crate::jsjson::parse_value(&json)
             .ok()
             .and_then(|v| {
                 v.get("managerId")

@@ -100,7 +100,7 @@ impl Event {
     /// `safeParseJsonRecord(payload_json)`: the payload when it is a JSON object.
     pub fn payload(&self) -> Option<Map<String, Value>> {
         let text = self.payload_json.as_deref().filter(|s| !s.is_empty())?;
-        match serde_json::from_str::<Value>(text) {
+        match crate::jsjson::parse_value(text) {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
         }

@@ -66,7 +66,7 @@ const FIELDS: [&str; 15] = [
 impl RecordRequest {
     /// Parses one NDJSON line (an object with the camelCase fields above).
     pub fn from_json_line(line: &str) -> Result<RecordRequest, String> {
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+        let v = crate::jsjson::parse_value(line).map_err(|e| format!("not JSON: {e}"))?;
         let Value::Object(m) = v else {
             return Err("not a JSON object".into());
         };

@@ -1622,7 +1622,7 @@ pub(crate) fn js_json_len(v: &Value) -> usize {
                 ryu_js::Buffer::new().format(f).len()
             }
         }
-        Value::String(s) => str_len(s),
+        Value::String(s) => crate::jsjson::deep_text(s).map_or_else(|| str_len(s), str::len),
         Value::Array(items) => {
             2 + items.iter().map(js_json_len).sum::<usize>() + items.len().saturating_sub(1)
         }

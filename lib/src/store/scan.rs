@@ -182,10 +182,11 @@ impl StoreScan {
     /// (`None`: not JSON, which a split store never holds).
     pub fn entry_value(&self, i: usize) -> Option<Value> {
         let raw = self.raw_entry(i);
+        // Nested one level deep in the store: built as a load of the whole store builds it.
         let mut value: Value = if self.mapped.is_some() {
-            serde_json::from_str(raw).ok()?
+            jsjson::parse_mapped_value_at(raw, 1).ok()?
         } else {
-            jsjson::parse_value(raw).ok()?
+            jsjson::parse_value_at(raw, 1).ok()?
         };
         apply_js_key_order(&mut value);
         Some(value)

@@ -382,7 +382,7 @@ partial_deserialize!(TreeFields, "a transcript record",
         names[6] = "message";
         visit_object(a, &names, |i, a| {
             if i < 6 {
-                t.fields[i] = Some(a.next_value::<serde_json::Value>()?);
+                t.fields[i] = Some(a.next_value_seed(crate::jsjson::ValueSeed::at(1))?);
             } else {
                 t.message_truthy = a.next_value::<Truthy>()?.0;
             }
