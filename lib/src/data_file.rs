@@ -63,6 +63,12 @@ pub enum DataFileError {
         /// What it is (`a FIFO`, `a character device`, `a directory`, …).
         what: &'static str,
     },
+    /// A directory on the way (or the trusted directory) is not one.
+    #[error("{path}: is not a directory; not opened")]
+    NotADirectory {
+        /// The component that should be a directory.
+        path: PathBuf,
+    },
     /// The file does not exist.
     #[error("{path}: no such file")]
     NotFound {
@@ -114,6 +120,7 @@ impl DataFileError {
             DataFileError::Escapes { path, .. }
             | DataFileError::Symlink { path, .. }
             | DataFileError::NotRegular { path, .. }
+            | DataFileError::NotADirectory { path }
             | DataFileError::NotFound { path }
             | DataFileError::TooLarge { path, .. }
             | DataFileError::Io { path, .. } => path,
@@ -126,6 +133,7 @@ impl DataFileError {
             DataFileError::Escapes { path, .. }
             | DataFileError::Symlink { path, .. }
             | DataFileError::NotRegular { path, .. }
+            | DataFileError::NotADirectory { path }
             | DataFileError::NotFound { path }
             | DataFileError::TooLarge { path, .. }
             | DataFileError::Io { path, .. } => *path = named.to_path_buf(),
@@ -149,6 +157,7 @@ impl ExitCode for DataFileError {
             DataFileError::Escapes { .. }
             | DataFileError::Symlink { .. }
             | DataFileError::NotRegular { .. }
+            | DataFileError::NotADirectory { .. }
             | DataFileError::TooLarge { .. } => exit::DATA_ERR,
             DataFileError::Io { .. } => exit::CANT_CREATE,
         }
@@ -323,9 +332,8 @@ impl DataPath {
             Errno::NOENT => DataFileError::NotFound {
                 path: self.full.clone(),
             },
-            Errno::NOTDIR => DataFileError::NotRegular {
+            Errno::NOTDIR => DataFileError::NotADirectory {
                 path: root.to_path_buf(),
-                what: "not a directory",
             },
             e => DataFileError::io(root, "open its directory", e),
         })?;
@@ -457,12 +465,8 @@ fn classify(dir: &OwnedFd, name: &OsStr, at: &Path, full: &Path, e: Errno) -> Da
                 link: at.to_path_buf(),
             }
         }
-        Ok(st) => DataFileError::NotRegular {
+        Ok(_) => DataFileError::NotADirectory {
             path: at.to_path_buf(),
-            what: match FileType::from_raw_mode(st.st_mode) {
-                FileType::Directory => "a directory",
-                t => type_name(t),
-            },
         },
         Err(_) => DataFileError::io(at, "open its directory", e),
     }
@@ -491,9 +495,8 @@ impl DataDir {
             Errno::NOENT => DataFileError::NotFound {
                 path: path.to_path_buf(),
             },
-            Errno::NOTDIR => DataFileError::NotRegular {
+            Errno::NOTDIR => DataFileError::NotADirectory {
                 path: path.to_path_buf(),
-                what: "not a directory",
             },
             e => DataFileError::io(path, "open", e),
         })?;
@@ -706,6 +709,8 @@ pub struct FileFacts {
 }
 
 impl FileFacts {
+    // The `stat` fields' types differ by platform (`st_mode` is 16 bits on macOS).
+    #[allow(clippy::unnecessary_cast)]
     fn of(st: &rustix::fs::Stat) -> FileFacts {
         FileFacts {
             kind: FileType::from_raw_mode(st.st_mode),

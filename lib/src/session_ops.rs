@@ -597,7 +597,7 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         .transcript
         .as_ref()
         .ok()
-        .and_then(|p| read_header(p))
+        .and_then(read_header)
         .and_then(|h| {
             crate::freshness::session_header_started_at_ms(&h, session_id, &chrono::Local)
         });

@@ -584,7 +584,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
     };
     // ensureTranscriptHeader
     let meta = data.facts()?;
-    let needs_header = !meta.as_ref().is_some_and(|m| m.size > 0);
+    let needs_header = meta.as_ref().is_none_or(|m| m.size == 0);
     let mut header_created = false;
     if needs_header {
         header_created = true;
