@@ -566,3 +566,46 @@ fn the_quick_start_demo_lists_both_agents() {
     assert_eq!(v["sessions"][0]["key"], "agent:main:main");
     assert_eq!(v["sessions"][0]["ageMs"], 120000);
 }
+
+/// Issue 23 item 11: under the implicit reset policy (nothing configured), an entry whose
+/// provider owns a CLI session stays fresh, as in openclaw 2026.7.1 (`skipImplicitExpiry`:
+/// `{fresh: true}`, no boundaries); a configured policy applies to it as to any entry.
+#[test]
+fn resolve_applies_the_cli_binding_exemption() {
+    let day = 24 * 3_600_000;
+    let f = Fixture::new(json!({
+        "agent:main:main": {
+            "sessionId": SID, "updatedAt": NOW - 3 * day, "model": "opus", "modelProvider": "Claude-CLI",
+            "cliSessionBindings": {"claude-cli": {"sessionId": "cli-1"}}
+        },
+        "agent:main:other": {"sessionId": "other", "updatedAt": NOW - 3 * day, "model": "opus", "modelProvider": "anthropic"}
+    }));
+    let resolve = |key: &str| {
+        let out = f.cmd().args(["resolve", key, "--json"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out.stdout)
+    };
+    let v = resolve("main");
+    assert_eq!(v["fresh"], true, "{v}");
+    assert_eq!(v["dailyResetAt"], Value::Null, "{v}");
+    assert_eq!(v["exemption"], "cliSessionBinding", "{v}");
+    let text = f.cmd().args(["resolve", "main"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("CLI session"));
+    // Without the binding: the implicit daily reset makes it stale.
+    let v = resolve("agent:main:other");
+    assert_eq!(v["fresh"], false, "{v}");
+    assert_eq!(v["exemption"], Value::Null, "{v}");
+    // A configured policy: no exemption.
+    std::fs::write(
+        f.state.join("openclaw.json"),
+        "{ session: { reset: { mode: 'daily', atHour: 4 } } }",
+    )
+    .unwrap();
+    let v = resolve("main");
+    assert_eq!(v["fresh"], false, "{v}");
+    assert_eq!(v["staleReason"], "daily", "{v}");
+}

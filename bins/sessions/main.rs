@@ -640,6 +640,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
         "staleReason": f.stale_reason,
         "dailyResetAt": f.daily_reset_at,
         "idleExpiresAt": f.idle_expires_at,
+        "exemption": r.exemption,
         "policy": policy_json(&r.policy),
         "now": ctx.now_ms,
     });
@@ -650,9 +651,11 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
                 "{}: {}{}",
                 r.key,
                 if f.fresh { "fresh" } else { "stale" },
-                f.stale_reason
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default(),
+                match (r.exemption, f.stale_reason) {
+                    (Some(_), _) => " (its provider owns a CLI session: no policy is configured, so the implicit reset does not apply)".to_string(),
+                    (None, Some(s)) => format!(" ({s})"),
+                    (None, None) => String::new(),
+                },
             )),
             text_line(&format!(
                 "  policy: {}",

@@ -567,6 +567,9 @@ pub struct ResolveOutcome {
     pub policy: crate::freshness::ResetPolicy,
     /// The verdict.
     pub freshness: crate::freshness::Freshness,
+    /// Why the policy was not applied, when it was not: `cliSessionBinding` (the entry's
+    /// provider owns a CLI session and no policy is configured: always fresh).
+    pub exemption: Option<&'static str>,
 }
 
 /// The first line of a transcript as JSON (its header), if it parses (read up to 1 MiB).
@@ -601,18 +604,30 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         .and_then(|h| {
             crate::freshness::session_header_started_at_ms(&h, session_id, &chrono::Local)
         });
-    let freshness = crate::freshness::evaluate_freshness(
-        &shown.entry,
-        header_ts,
-        &policy,
-        ctx.now_ms,
-        &chrono::Local,
-    );
+    // As the gateway: `skipImplicitExpiry ? { fresh: true } : evaluateSessionFreshness(…)`.
+    let exemption =
+        crate::freshness::cli_binding_exempt(&shown.entry, &policy).then_some("cliSessionBinding");
+    let freshness = match exemption {
+        Some(_) => crate::freshness::Freshness {
+            fresh: true,
+            daily_reset_at: None,
+            idle_expires_at: None,
+            stale_reason: None,
+        },
+        None => crate::freshness::evaluate_freshness(
+            &shown.entry,
+            header_ts,
+            &policy,
+            ctx.now_ms,
+            &chrono::Local,
+        ),
+    };
     Ok(ResolveOutcome {
         target: shown.target,
         key,
         entry: shown.entry,
         policy,
         freshness,
+        exemption,
     })
 }
