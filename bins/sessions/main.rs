@@ -117,6 +117,18 @@ enum Command {
         #[command(flatten)]
         write: WriteArgs,
     },
+    /// Point the entries of a moved or restored state dir back at it: every absolute
+    /// sessionFile that still leads into the old place is rewritten to the same file here,
+    /// where that file exists (one atomic store write under the store lock).
+    ///
+    /// The gateway follows an absolute `…/agents/<id>/sessions/<file>` wherever it points,
+    /// so after a move it keeps reading (and appending to) the old copy. clawstate reads
+    /// such a transcript with a warning and refuses to write it; `check --all` reports it
+    /// (`foreign-session-file`).
+    Relocate {
+        #[command(flatten)]
+        write: WriteArgs,
+    },
     /// Whether a session is still fresh under the config's reset policy.
     Resolve {
         /// Session key or sessionId.
@@ -208,6 +220,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             patch_cmd(&ctx, mode, &key, &patch, write.options())
         }
         Some(Command::Reset { key, write }) => reset(&ctx, mode, &key, write.options()),
+        Some(Command::Relocate { write }) => relocate(&ctx, mode, write.options()),
         Some(Command::Delete {
             mut keys,
             stdin,
@@ -292,6 +305,22 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
     doc.insert("transcriptExists".into(), json!(s.transcript_exists));
     if let Err(e) = &s.transcript {
         doc.insert("transcriptError".into(), json!(e));
+    }
+    // Outside this state dir (a moved or restored one): the gateway reads it there.
+    if let Some(f) = &s.transcript_foreign {
+        doc.insert(
+            "transcriptOutside".into(),
+            json!({"here": f.here.to_string_lossy()}),
+        );
+        warn(
+            PROG,
+            &format!(
+                "{}: the transcript {} lies outside this state dir (the gateway reads it there; `claw-sessions relocate` points the entry at {})",
+                s.matched.store_key,
+                f.file.display(),
+                f.here.display()
+            ),
+        );
     }
     doc.insert("entry".into(), Value::Object(s.entry.clone()));
     match mode {
@@ -627,6 +656,63 @@ fn delete(
     };
     printed?;
     left.map_or(Ok(()), Err)
+}
+
+fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let outcomes = session_ops::relocate(ctx, w).or_fail()?;
+    let stores: Vec<Value> = outcomes
+        .iter()
+        .map(|o| {
+            json!({
+                "storePath": o.target.store_path.to_string_lossy(),
+                "agentId": o.target.agent_id,
+                "relocated": o.relocated.iter().map(|r| json!({"key": r.key, "from": r.from, "to": r.to})).collect::<Vec<_>>(),
+                "left": o.left.iter().map(|l| json!({"key": l.key, "sessionFile": l.session_file, "here": l.here.to_string_lossy(), "reason": l.why})).collect::<Vec<_>>(),
+                "written": o.written,
+            })
+        })
+        .collect();
+    match mode {
+        OutputMode::Json => print_json(&json!({"dryRun": w.dry_run, "stores": stores})),
+        OutputMode::Ndjson => {
+            let mut t = String::new();
+            for v in &stores {
+                t.push_str(&clawstate::jsjson::to_string_compact(v));
+                t.push('\n');
+            }
+            out(&t)
+        }
+        OutputMode::Text => {
+            let would = if w.dry_run { "would " } else { "" };
+            let mut t = String::new();
+            for o in &outcomes {
+                for r in &o.relocated {
+                    t.push_str(&text_line(&format!(
+                        "{would}relocate {}: {} -> {}",
+                        r.key, r.from, r.to
+                    )));
+                }
+                for l in &o.left {
+                    t.push_str(&text_line(&format!(
+                        "left {}: {} ({}: {})",
+                        l.key,
+                        l.session_file,
+                        l.here.display(),
+                        l.why
+                    )));
+                }
+            }
+            if t.is_empty() {
+                t.push_str("nothing to relocate\n");
+            }
+            out(&t)
+        }
+    }
 }
 
 fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {

@@ -259,8 +259,22 @@ fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Resu
     }
 }
 
+/// A `SESSION` to read: a transcript outside the state dir is read as the gateway reads it,
+/// with a warning.
 fn resolve(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
-    session::resolve(ctx, arg).or_fail()
+    let s = session::resolve(ctx, arg).or_fail()?;
+    if let Some(w) = s.foreign_warning() {
+        warn(PROG, &w);
+    }
+    Ok(s)
+}
+
+/// A `SESSION` to write (dry runs too, which say what the write would do): a transcript
+/// outside the state dir is refused (exit 65, naming both paths).
+fn resolve_for_writing(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
+    session::resolve(ctx, arg)
+        .and_then(session::SessionRef::for_writing)
+        .or_fail()
 }
 
 fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
@@ -764,7 +778,20 @@ fn check_cmd(
             for (key, entry) in store.entries() {
                 let id = entry.get("sessionId").and_then(Value::as_str);
                 let file = entry.get("sessionFile").and_then(Value::as_str);
-                match resolver.resolve(id, file) {
+                let resolved = resolver.resolve(id, file);
+                if let Some(f) = resolved.as_ref().ok().and_then(|p| resolver.foreign(p)) {
+                    findings.push(finding(
+                        &target.store_path,
+                        check::Severity::Warning,
+                        "foreign-session-file",
+                        format!(
+                            "entry {key:?}: its transcript {} lies outside this state dir (the gateway reads and appends there); `claw-sessions relocate` points it at {}",
+                            f.file.display(),
+                            f.here.display()
+                        ),
+                    ));
+                }
+                match resolved {
                     Ok(p) => match p.check() {
                         Ok(true) => referenced.push(p),
                         Ok(false) if id.is_some() => findings.push(finding(
@@ -957,7 +984,7 @@ fn repair_cmd(
     trim: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve(ctx, arg)?;
+    let s = resolve_for_writing(ctx, arg)?;
     live_gateway_rule(ctx, dry_run)?;
     let path = &s.path;
     let _lock = if dry_run {
@@ -1093,7 +1120,7 @@ fn migrate_cmd(
     arg: &str,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve(ctx, arg)?;
+    let s = resolve_for_writing(ctx, arg)?;
     live_gateway_rule(ctx, dry_run)?;
     let path = &s.path;
     let _lock = if dry_run {
@@ -1239,7 +1266,7 @@ fn append_cmd(
             })?
         }
     };
-    let s = resolve(ctx, arg)?;
+    let s = resolve_for_writing(ctx, arg)?;
     live_gateway_rule(ctx, dry_run)?;
     let req = append::AppendRequest {
         path: &s.file,
@@ -1328,7 +1355,7 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             force,
             dry,
         } => {
-            let s = resolve(ctx, &session)?;
+            let s = resolve_for_writing(ctx, &session)?;
             let lock = locks::lock_path_for(&s.path);
             if !lock.exists() {
                 return Err(Failure::new(

@@ -55,6 +55,14 @@ pub enum OpsError {
         /// The state directory.
         state_dir: PathBuf,
     },
+    /// An entry's transcript lies outside the state dir being worked on: never written.
+    #[error("session {key:?}: {}", foreign.refusal())]
+    ForeignTranscript {
+        /// The entry.
+        key: String,
+        /// Where the transcript is, and its counterpart here.
+        foreign: crate::transcript_path::ForeignTranscript,
+    },
     /// The operation needs exactly one store.
     #[error("this command works on one store; use --agent or --store instead of --all-agents")]
     NeedsOneStore,
@@ -70,6 +78,7 @@ impl ExitCode for OpsError {
             OpsError::Lifecycle(e) => e.exit_code(),
             OpsError::Transcript { source, .. } => source.exit_code(),
             OpsError::LiveGateway { .. } => exit::TEMP_FAIL,
+            OpsError::ForeignTranscript { .. } => exit::DATA_ERR,
             OpsError::NeedsOneStore => exit::USAGE,
         }
     }
@@ -177,6 +186,10 @@ pub struct ShownEntry {
     /// Whether something is at the transcript's path that is never followed or read (a
     /// symlink on its way or in its place, a FIFO, a directory): `transcript` says what.
     pub transcript_refused: bool,
+    /// When the transcript lies outside the state dir being worked on (an absolute
+    /// `sessionFile` into a moved or restored state dir's old place): where, and its
+    /// counterpart here.
+    pub transcript_foreign: Option<crate::transcript_path::ForeignTranscript>,
 }
 
 /// `show KEY`: the entry a key (or sessionId) resolves to.
@@ -198,6 +211,7 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
         )
         .map_err(|e| e.to_string());
     // A link on the way, a FIFO in its place: reported, never followed or read.
+    let transcript_foreign = resolved.as_ref().ok().and_then(|p| resolver.foreign(p));
     let (transcript, transcript_exists, transcript_refused) = match resolved {
         Ok(p) => match p.check() {
             Ok(exists) => (Ok(p), exists, false),
@@ -212,6 +226,7 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
         transcript,
         transcript_exists,
         transcript_refused,
+        transcript_foreign,
     })
 }
 
@@ -364,6 +379,16 @@ pub fn reset(
         .as_ref()
         .and_then(|e| e.get("sessionFile"))
         .and_then(Value::as_str);
+    // Never write (archive the old transcript, create the new one) outside the state dir;
+    // a dry run says so too.
+    let foreign = previous_session_id
+        .as_deref()
+        .and_then(|id| resolver.resolve(Some(id), previous_file).ok())
+        .and_then(|p| resolver.foreign(&p))
+        .or_else(|| resolver.foreign(&session_file));
+    if let Some(foreign) = foreign {
+        return Err(OpsError::ForeignTranscript { key, foreign });
+    }
     let candidates = match &previous_session_id {
         Some(id) => resolver.candidates(id, previous_file, Some(&ctx.layout.legacy_sessions_dir())),
         None => Vec::new(),
@@ -552,6 +577,111 @@ pub fn delete(
     }
     drop(guards);
     Ok((target, out))
+}
+
+/// One `sessionFile` that `relocate` points (or would point) at this state dir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relocation {
+    /// The entry.
+    pub key: String,
+    /// The `sessionFile` as it was (outside this state dir).
+    pub from: String,
+    /// The same file here, now the `sessionFile`.
+    pub to: String,
+}
+
+/// A `sessionFile` outside this state dir that `relocate` left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOutside {
+    /// The entry.
+    pub key: String,
+    /// The `sessionFile`.
+    pub session_file: String,
+    /// Its counterpart here.
+    pub here: PathBuf,
+    /// Why it was not relocated (the counterpart is missing, a link, …).
+    pub why: String,
+}
+
+/// What `relocate` did (or would do) to one store.
+#[derive(Debug, Clone)]
+pub struct RelocateOutcome {
+    /// The store.
+    pub target: StoreTarget,
+    /// The entries pointed at this state dir.
+    pub relocated: Vec<Relocation>,
+    /// The entries left pointing outside it.
+    pub left: Vec<LeftOutside>,
+    /// Whether the store was written.
+    pub written: bool,
+}
+
+/// `relocate`: after a state dir was moved or restored, every entry whose absolute
+/// `sessionFile` still leads into the old place (the gateway follows it there: see
+/// [`TranscriptResolver::foreign`]) is pointed at the same file under this state dir,
+/// where that file exists as a regular file; the others are left and reported. One
+/// atomic store write under the store lock per store, nothing else changed.
+pub fn relocate(ctx: &StateContext, opts: WriteOptions) -> Result<Vec<RelocateOutcome>, OpsError> {
+    if !opts.dry_run {
+        check_live_gateway(ctx)?;
+    }
+    let mut out = Vec::new();
+    for target in ctx.targets()? {
+        let _lock = lock_store(&target, opts)?;
+        let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
+        let resolver = resolver_for(ctx, &target);
+        let mut relocated = Vec::new();
+        let mut left = Vec::new();
+        for (key, entry) in store.entries() {
+            let Some(file) = entry.get("sessionFile").and_then(Value::as_str) else {
+                continue;
+            };
+            let id = entry.get("sessionId").and_then(Value::as_str);
+            let Some(foreign) = resolver
+                .resolve(id, Some(file))
+                .ok()
+                .and_then(|p| resolver.foreign(&p))
+            else {
+                continue;
+            };
+            let here = DataPath::given(&foreign.here);
+            match here.check() {
+                Ok(true) => relocated.push(Relocation {
+                    key: key.clone(),
+                    from: file.to_string(),
+                    to: foreign.here.to_string_lossy().into_owned(),
+                }),
+                Ok(false) => left.push(LeftOutside {
+                    key: key.clone(),
+                    session_file: file.to_string(),
+                    here: foreign.here,
+                    why: "no such file here".into(),
+                }),
+                Err(e) => left.push(LeftOutside {
+                    key: key.clone(),
+                    session_file: file.to_string(),
+                    here: foreign.here,
+                    why: e.to_string(),
+                }),
+            }
+        }
+        let mut written = false;
+        if !opts.dry_run && !relocated.is_empty() {
+            for r in &relocated {
+                if let Some(Value::Object(e)) = store.entries_mut().get_mut(&r.key) {
+                    e.insert("sessionFile".into(), Value::String(r.to.clone()));
+                }
+            }
+            written = store.save()? == SaveOutcome::Written;
+        }
+        out.push(RelocateOutcome {
+            target,
+            relocated,
+            left,
+            written,
+        });
+    }
+    Ok(out)
 }
 
 /// The freshness of an entry under the config's reset policy.

@@ -205,6 +205,12 @@ impl TranscriptResolver {
                     }
                 }
             }
+            // The gateway's structural fallback: any `…/agents/<id>/sessions/<file>` is
+            // followed, wherever it is (a state dir moved or restored leaves such paths:
+            // see [`TranscriptResolver::foreign`]).
+            if let Some((dir, name)) = structural_session_path(&real) {
+                return self.beneath(dir, Path::new(name), session_file);
+            }
             return Err(escapes());
         }
         // Relative: every component must stay below the directory.
@@ -298,6 +304,92 @@ impl TranscriptResolver {
     pub fn is_inside(&self, path: &DataPath) -> bool {
         path.root() == self.real_dir
     }
+
+    /// The agents directories of the state dir being worked on (after realpath): the
+    /// sessions directory's own (`<root>/agents`, when it has that shape) and the state
+    /// dir's.
+    fn agents_dirs(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if self.real_dir.file_name().is_some_and(|n| n == "sessions") {
+            if let Some(agents) = self.real_dir.parent().and_then(Path::parent) {
+                if agents.file_name().is_some_and(|n| n == "agents") {
+                    out.push(agents.to_path_buf());
+                }
+            }
+        }
+        if let Some(root) = &self.default_agents_root {
+            let real = realpath_or(root);
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+        out
+    }
+
+    /// When `path` (as [`TranscriptResolver::resolve`] gave it) lies outside the state dir
+    /// being worked on — the gateway follows an absolute `…/agents/<id>/sessions/<file>`
+    /// wherever it points, such as the old place of a state dir that was moved or
+    /// restored — what it is and its counterpart here.
+    pub fn foreign(&self, path: &DataPath) -> Option<ForeignTranscript> {
+        let root = path.root();
+        if root == self.real_dir {
+            return None;
+        }
+        let agents_dirs = self.agents_dirs();
+        let agent = root.parent()?;
+        if agent
+            .parent()
+            .is_some_and(|a| agents_dirs.iter().any(|d| d == a))
+        {
+            return None;
+        }
+        let id = agent.file_name()?;
+        let here_agents = agents_dirs.last()?;
+        Some(ForeignTranscript {
+            file: path.path().to_path_buf(),
+            here: here_agents.join(id).join("sessions").join(path.rel()),
+        })
+    }
+}
+
+/// A transcript the gateway reads outside the state dir being worked on
+/// ([`TranscriptResolver::foreign`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignTranscript {
+    /// Where the entry's `sessionFile` leads (and the gateway reads).
+    pub file: PathBuf,
+    /// The same file under this state dir (it may not exist).
+    pub here: PathBuf,
+}
+
+impl ForeignTranscript {
+    /// Why a write refuses it, in one line (after `session "<key>": `).
+    pub fn refusal(&self) -> String {
+        format!(
+            "its transcript {} lies outside this state dir (the gateway reads it there); not written: its counterpart here is {} (`claw-sessions relocate` points the entry at it)",
+            self.file.display(),
+            self.here.display()
+        )
+    }
+}
+
+/// The gateway's `resolveStructuralSessionFallbackPath`: a path `…/agents/<id>/sessions/
+/// <file>` (the last `sessions` component, one name after it, `<id>` a canonical agent id),
+/// split into its directory and file name.
+pub fn structural_session_path(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
+    let name = p.file_name()?;
+    let dir = p.parent()?;
+    let agent = dir.parent()?;
+    if dir.file_name()? != "sessions" || agent.parent()?.file_name()? != "agents" {
+        return None;
+    }
+    let id = agent.file_name()?.to_str()?;
+    let lowered = crate::session_key::js_trim(id).to_lowercase();
+    // `sessions` as the file name would be the last `sessions` component itself.
+    if normalize_agent_id(id) != lowered || name == "sessions" {
+        return None;
+    }
+    Some((dir, name))
 }
 
 /// The agent id in `…/agents/<id>/sessions/<file>`, if the path has that shape.

@@ -12,7 +12,7 @@ use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
 use crate::session_ops::{self, OpsError};
 use crate::targets::StoreTarget;
-use crate::transcript_path::is_valid_transcript_id;
+use crate::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 
 /// A `SESSION` argument that cannot be resolved.
 #[derive(Debug, Error)]
@@ -29,6 +29,15 @@ pub enum SessionError {
         /// Why.
         message: String,
     },
+    /// The transcript lies outside the state dir being worked on: read there (as the
+    /// gateway does), never written.
+    #[error("session {key:?}: {}", foreign.refusal())]
+    Foreign {
+        /// The store key.
+        key: String,
+        /// Where the transcript is, and its counterpart here.
+        foreign: ForeignTranscript,
+    },
     /// The store or its options failed.
     #[error(transparent)]
     Ops(#[from] OpsError),
@@ -38,7 +47,7 @@ impl ExitCode for SessionError {
     fn exit_code(&self) -> i32 {
         match self {
             SessionError::NotFound(_) => exit::NOT_FOUND,
-            SessionError::BadPath { .. } => exit::DATA_ERR,
+            SessionError::BadPath { .. } | SessionError::Foreign { .. } => exit::DATA_ERR,
             SessionError::Ops(e) => e.exit_code(),
         }
     }
@@ -61,6 +70,36 @@ pub struct SessionRef {
     pub session_id: Option<String>,
     /// The key as `sessions_history` shows it (`main` for the main session).
     pub display_key: String,
+    /// When the transcript lies outside the state dir being worked on: where, and its
+    /// counterpart here (reads say so; [`SessionRef::for_writing`] refuses).
+    pub foreign: Option<ForeignTranscript>,
+}
+
+impl SessionRef {
+    /// The session, for a command that writes its transcript: refused (exit 65, naming
+    /// both paths) when the transcript lies outside the state dir being worked on, where
+    /// a write would change a file this state dir's gateway may not even read.
+    pub fn for_writing(self) -> Result<SessionRef, SessionError> {
+        match &self.foreign {
+            Some(f) => Err(SessionError::Foreign {
+                key: self.key.clone().unwrap_or_else(|| self.display_key.clone()),
+                foreign: f.clone(),
+            }),
+            None => Ok(self),
+        }
+    }
+
+    /// The warning a read of a transcript outside the state dir prints, if any.
+    pub fn foreign_warning(&self) -> Option<String> {
+        self.foreign.as_ref().map(|f| {
+            format!(
+                "session {:?}: reading {}, outside this state dir, as the gateway does (its counterpart here: {}; see `claw-sessions relocate`)",
+                self.key.as_deref().unwrap_or(&self.display_key),
+                f.file.display(),
+                f.here.display()
+            )
+        })
+    }
 }
 
 fn looks_like_path(arg: &str) -> bool {
@@ -92,6 +131,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
             entry: None,
             session_id,
             display_key: arg.to_string(),
+            foreign: None,
         });
     }
     match session_ops::show(ctx, arg) {
@@ -122,6 +162,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                 entry: Some(shown.entry),
                 session_id,
                 display_key,
+                foreign: shown.transcript_foreign,
             })
         }
         Err(e) if e.exit_code() == exit::NOT_FOUND => {
@@ -143,6 +184,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                                 entry: None,
                                 session_id: Some(id.to_string()),
                                 display_key: id.to_string(),
+                                foreign: None,
                             });
                         }
                     }
