@@ -22,6 +22,7 @@ pub mod disk_budget;
 pub mod files;
 pub mod halves;
 pub mod journal;
+pub mod lifecycle_mutation;
 pub mod missing;
 pub mod paths;
 pub mod report;
@@ -581,29 +582,26 @@ pub fn apply_store(
         paths.forget_snapshot();
     }
 
-    // Decide everything on the working set, then write the store once.
+    // Decide everything on the working set, then write the store once. The removals and
+    // repairs are decided as the gateway's apply path decides them, then carried out as
+    // its lifecycle mutation does: by trimmed key, on entries still as planned.
+    let mut planned = lifecycle_mutation::Planned::default();
     if opts.fix_missing {
         let m = missing::fix_missing(&mut ws, &paths);
-        r.missing = m.removed;
-        r.repaired = m.repaired.iter().map(|(i, _)| *i).collect();
-        apply_repairs(&mut ws, &mut store, &m.repaired, PassMode::Apply);
+        planned.missing = m.removed;
+        planned.repairs = m.repaired;
     }
     if opts.fix_dm_scope {
-        r.dm_scope =
+        planned.dm_scope =
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
-        // The gateway removes an entry only if it is still exactly as planned: a retired
-        // entry whose sessionFile was just repaired no longer is, so it stays (repaired).
-        r.dm_scope.retain(|&i| {
-            let repaired = ws.entry(i).repaired;
-            if repaired {
-                ws.revive(i);
-            }
-            !repaired
-        });
-        for &i in &r.dm_scope {
-            if ws.entry(i).session_id.is_some() {
-                dm_removed.remember(ws.entry(i));
-            }
+    }
+    let settled = lifecycle_mutation::settle(&mut ws, &mut store, planned);
+    r.missing = settled.missing;
+    r.dm_scope = settled.dm_scope;
+    r.repaired = settled.repaired;
+    for &i in &settled.dm_removed {
+        if ws.entry(i).session_id.is_some() {
+            dm_removed.remember(ws.entry(i));
         }
     }
     summary.before_count = ws.len() as u64;
