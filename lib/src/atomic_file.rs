@@ -42,6 +42,23 @@ pub enum AtomicWriteError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The target was replaced, but its directory could not be synced: the new file is
+    /// in place (unlike every other variant) but may not survive a crash.
+    #[error("{path}: replaced, but its directory could not be synced: {source}")]
+    Sync {
+        /// The target file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl AtomicWriteError {
+    /// Whether the new file is in place despite the error (only a failed directory sync
+    /// after the rename): a caller undoing its other writes must not undo then.
+    pub fn replaced(&self) -> bool {
+        matches!(self, AtomicWriteError::Sync { .. })
+    }
 }
 
 impl ExitCode for AtomicWriteError {
@@ -66,11 +83,15 @@ pub fn temp_path_for(target: &Path) -> PathBuf {
 /// A temp file written and synced beside its target but not yet in place (the first
 /// steps of [`replace_file`]): [`PendingReplace::commit`] renames it over the target and
 /// syncs the directory; dropping it uncommitted removes the temp file.
+///
+/// The directory is opened before the temp file is made and kept open, so that the
+/// commit opens nothing: under a descriptor limit (`ulimit -n`) it is the preparation
+/// that fails, while nothing is in place yet, never the sync after the rename.
 #[derive(Debug)]
 pub struct PendingReplace {
     target: PathBuf,
     tmp: PathBuf,
-    dir: PathBuf,
+    dir: File,
     committed: bool,
 }
 
@@ -103,6 +124,7 @@ impl PendingReplace {
             path: target.to_path_buf(),
             source,
         };
+        let dir = open_dir(dir).map_err(write_err)?;
         let tmp = temp_path_for(target);
         let file = OpenOptions::new()
             .write(true)
@@ -115,7 +137,7 @@ impl PendingReplace {
         let pending = PendingReplace {
             target: target.to_path_buf(),
             tmp,
-            dir: dir.to_path_buf(),
+            dir,
             committed: false,
         };
         file.set_permissions(std::fs::Permissions::from_mode(mode))
@@ -125,17 +147,21 @@ impl PendingReplace {
         Ok(pending)
     }
 
-    /// Renames the temp file over the target, then syncs the directory.
+    /// Renames the temp file over the target, then syncs the directory. A failed rename
+    /// leaves the target as it was ([`AtomicWriteError::Rename`]); a failed sync after it
+    /// leaves the new file in place ([`AtomicWriteError::Sync`]).
     pub fn commit(mut self) -> Result<(), AtomicWriteError> {
         std::fs::rename(&self.tmp, &self.target).map_err(|source| AtomicWriteError::Rename {
             path: self.target.clone(),
             source,
         })?;
         self.committed = true;
-        sync_dir(&self.dir).map_err(|source| AtomicWriteError::Write {
-            path: self.target.clone(),
-            source,
-        })
+        self.dir
+            .sync_all()
+            .map_err(|source| AtomicWriteError::Sync {
+                path: self.target.clone(),
+                source,
+            })
     }
 }
 
@@ -283,7 +309,15 @@ pub fn replace_file(target: &Path, bytes: &[u8], mode: u32) -> Result<(), Atomic
 
 /// `fsync`s a directory so that renames and unlinks in it are durable.
 pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    File::open(dir)?.sync_all()
+    open_dir(dir)?.sync_all()
+}
+
+/// Opens a directory (`O_DIRECTORY`), to sync it with `sync_all` later.
+pub fn open_dir(dir: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)
 }
 
 /// Renames `from` to `to` (same directory) and makes the rename durable.

@@ -2,9 +2,11 @@
 //! live, take the transcript write lock as the gateway does for compaction, scan, plan,
 //! summarise, write (transcript or successor first, the store last), record the signal.
 //!
-//! Crash order for `--rotate`: the successor is written and made durable before the store
-//! is pointed at it, and the old transcript is never modified, so a crash leaves either the
-//! old state (plus at most an unreferenced successor file) or the new one.
+//! Write order ([`commit`]): the new transcript side and the store's new text are written
+//! to synced temp files first, then the transcript side is renamed in and the store after
+//! it; a failed store write undoes the transcript side, so a failure at any step leaves the
+//! old state whole. For `--rotate` the old transcript is never modified, so a crash leaves
+//! either the old state (plus at most an unreferenced successor file) or the new one.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,8 @@ use serde_json::{json, Map, Value};
 use thiserror::Error;
 
 use super::bookkeeping::{self, Checkpoint, CompactionRecord};
-use super::entry::{self, EntryError, EntryFields};
+use super::commit::{self, CommitError, StoreSide};
+use super::entry::{self, CompactWriteError, EntryError, EntryFields};
 use super::extractive::Extractor;
 use super::index::Kind;
 use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
@@ -81,16 +84,20 @@ pub enum CompactError {
         /// What is wrong.
         message: String,
     },
-    /// The session entry changed while compacting.
-    #[error("session {key:?} changed while it was being compacted ({what}); the transcript {written} — rerun to update the store")]
+    /// The session entry changed while compacting (checked before anything is written).
+    #[error("session {key:?} changed while it was being compacted ({what}); nothing was written — rerun")]
     Changed {
         /// The key.
         key: String,
         /// What changed.
         what: String,
-        /// What was already written.
-        written: String,
     },
+    /// Putting the compaction in place failed.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// Preparing the compacted transcript failed.
+    #[error(transparent)]
+    Write(#[from] CompactWriteError),
 }
 
 impl ExitCode for CompactError {
@@ -113,6 +120,8 @@ impl ExitCode for CompactError {
             }
             CompactError::SummaryFile { .. } => exit::NOT_FOUND,
             CompactError::Changed { .. } => exit::TEMP_FAIL,
+            CompactError::Commit(e) => e.exit_code(),
+            CompactError::Write(e) => e.exit_code(),
         }
     }
 }
@@ -570,12 +579,15 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         None
     };
     let line = crate::jsjson::to_string_compact(&appended.entry);
-    if !o.dry_run {
-        match &successor {
-            Some(succ) => succ.write()?,
-            None => entry::write_appended(&s.path, bytes, ends_nl, &line)?,
-        }
-    }
+    // Written but not yet in place: both sides go in together, below (`commit`).
+    let transcript_side = if o.dry_run {
+        None
+    } else {
+        Some(match &successor {
+            Some(succ) => succ.prepare()?,
+            None => entry::prepare_appended(&s.path, bytes, ends_nl, &line)?,
+        })
+    };
     let active_file = successor
         .as_ref()
         .map_or_else(|| s.path.clone(), |x| x.path.clone());
@@ -596,6 +608,7 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         .to_string();
     let mut store_doc = Value::Null;
     let mut signal_doc = Value::Null;
+    let mut store_side = None;
     if let (Some(key), Some(target)) = (&s.key, &s.target) {
         let cp = bookkeeping::checkpoint_record(&Checkpoint {
             session_key: key,
@@ -622,31 +635,23 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
                 .map(|x| (x.session_id.as_str(), file_str.as_str())),
             checkpoint: Some(cp),
         };
-        let written_what = match &successor {
-            Some(x) => format!("successor {} was written", x.path.display()),
-            None => "was compacted".to_string(),
-        };
-        let updated = update_entry(target, key, s.session_id.as_deref(), o.dry_run, |e| {
-            bookkeeping::apply_compaction(e, &record)
-        })
-        .map_err(|err| match err {
-            CompactError::Changed { key, what, .. } => CompactError::Changed {
-                key,
-                what,
-                written: written_what.clone(),
-            },
-            other => other,
-        })?;
+        let (updated, side) =
+            prepare_entry_update(target, key, s.session_id.as_deref(), o.dry_run, |e| {
+                bookkeeping::apply_compaction(e, &record)
+            })?;
+        store_side = side;
         store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
-        if !o.dry_run {
-            let op = uuid::Uuid::new_v4().to_string();
-            signal_doc =
-                match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
-                    None => Value::Null,
-                    Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
-                    Some(Err(e)) => json!({"recorded": false, "error": e}),
-                };
-        }
+    }
+    if let Some(side) = transcript_side {
+        commit::commit(side, store_side)?;
+    }
+    if let (Some(key), Some(target), false) = (&s.key, &s.target, o.dry_run) {
+        let op = uuid::Uuid::new_v4().to_string();
+        signal_doc = match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
+            None => Value::Null,
+            Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
+            Some(Err(e)) => json!({"recorded": false, "error": e}),
+        };
     }
     let mut result = Map::new();
     result.insert("summary".into(), json!(summary));
@@ -680,15 +685,16 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
 }
 
 /// Loads the store under its lock, checks the entry still names `session_id`, applies
-/// `f` and saves (or, dry, only computes). Returns the entry after.
-fn update_entry(
+/// `f` and prepares the save (or, dry, only computes). Returns the entry after, and the
+/// prepared store side (the lock held) for [`commit::commit`].
+fn prepare_entry_update(
     target: &crate::targets::StoreTarget,
     key: &str,
     session_id: Option<&str>,
     dry_run: bool,
     f: impl FnOnce(&mut Map<String, Value>),
-) -> Result<Value, CompactError> {
-    let _lock = if dry_run {
+) -> Result<(Value, Option<StoreSide>), CompactError> {
+    let lock = if dry_run {
         None
     } else {
         Some(StoreLock::acquire(
@@ -702,7 +708,6 @@ fn update_entry(
         return Err(CompactError::Changed {
             key: key.to_string(),
             what: "the entry is gone".into(),
-            written: String::new(),
         });
     };
     let now_id = e.get("sessionId").and_then(Value::as_str);
@@ -710,15 +715,15 @@ fn update_entry(
         return Err(CompactError::Changed {
             key: key.to_string(),
             what: format!("sessionId is now {now_id:?}"),
-            written: String::new(),
         });
     }
     f(&mut e);
-    if !dry_run {
-        store.set_entry(key, e.clone());
-        store.save()?;
+    if dry_run {
+        return Ok((Value::Object(e), None));
     }
-    Ok(Value::Object(e))
+    store.set_entry(key, e.clone());
+    let save = store.prepare_save()?;
+    Ok((Value::Object(e), Some(StoreSide { lock, save })))
 }
 
 /// `truncate --max-lines N`: the peer's result document.
@@ -748,27 +753,28 @@ pub fn truncate(
     let Some(lines) = plan.lines else {
         return Ok(json!({"ok": true, "key": key, "compacted": false, "kept": plan.kept}));
     };
-    let archived = if dry_run {
-        crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms)
+    // Written but not yet in place: both sides go in together, below (`commit`).
+    let (transcript_side, archived) = if dry_run {
+        let archived =
+            crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms);
+        (None, archived)
     } else {
-        truncate::apply(&s.path, &lines, ctx.now_ms)?
+        let (side, archived) = truncate::prepare(&s.path, &lines, ctx.now_ms)?;
+        (Some(side), archived)
     };
     let mut doc = json!({"ok": true, "key": key, "compacted": true, "archived": archived.to_string_lossy(), "kept": plan.kept});
     if dry_run {
         doc["dryRun"] = json!(true);
     }
+    let mut store_side = None;
     if let (Some(k), Some(target)) = (&s.key, &s.target) {
-        update_entry(target, k, s.session_id.as_deref(), dry_run, |e| {
+        store_side = prepare_entry_update(target, k, s.session_id.as_deref(), dry_run, |e| {
             bookkeeping::apply_trim(e, ctx.now_ms)
-        })
-        .map_err(|err| match err {
-            CompactError::Changed { key, what, .. } => CompactError::Changed {
-                key,
-                what,
-                written: format!("was trimmed (archive {})", archived.display()),
-            },
-            other => other,
-        })?;
+        })?
+        .1;
+    }
+    if let Some(side) = transcript_side {
+        commit::commit(side, store_side)?;
     }
     if let Some(w) = warning {
         doc["warning"] = json!(w);
