@@ -4,6 +4,12 @@
 //! planned renames are recorded in `<store>.pending-archives.json` first; a run killed
 //! between the store write and the renames leaves the journal, and the next run finishes
 //! those renames (for sessions the store no longer references) before anything else.
+//!
+//! The journal also lists the removed sessions' trajectory sidecars the run will delete
+//! (`"removals"`: `[path, sessionId]` pairs): a run killed after its store write, before
+//! they were all gone, would otherwise leave them for good (no entry names them any more,
+//! and the unreferenced pass keeps them until they are old). The next run deletes those
+//! of sessions the store no longer references ([`recover_removals`]).
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +48,8 @@ const SUFFIX_FORM: u32 = 2;
 struct Journal<'a> {
     version: u32,
     archives: Vec<JournalEntry<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    removals: Vec<JournalRemoval<'a>>,
 }
 
 /// Renames that share an archive suffix: `[name, sessionId]` pairs, each file `name`
@@ -61,6 +69,8 @@ struct SuffixJournal<'a> {
     version: u32,
     dir: &'a str,
     archives: Vec<SuffixGroup<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    removals: Vec<JournalRemoval<'a>>,
 }
 
 /// The directory, name and added suffix of a planned rename, when it renames a file to
@@ -128,7 +138,9 @@ impl SuffixJournal<'_> {
             }
             out.extend_from_slice(GROUP_END);
         }
-        out.extend_from_slice(JOURNAL_END);
+        out.extend_from_slice(ARCHIVES_END);
+        out.extend_from_slice(&removals_text(&self.removals));
+        out.extend_from_slice(OBJECT_END);
         out
     }
 }
@@ -151,8 +163,10 @@ fn push_group_start(out: &mut Vec<u8>, suffix: &str) {
 
 /// The end of a group's files and of the group.
 const GROUP_END: &[u8] = b"]}";
-/// The end of the archives and of the journal.
-const JOURNAL_END: &[u8] = b"]}";
+/// The end of the archives.
+const ARCHIVES_END: &[u8] = b"]";
+/// The end of the journal.
+const OBJECT_END: &[u8] = b"}";
 
 /// `[name,sessionId]`
 fn push_file(out: &mut Vec<u8>, name: &str, id: Option<&str>) {
@@ -214,6 +228,8 @@ pub struct JournalText {
     head: Vec<u8>,
     /// The parts with at least one rename, in order.
     parts: Vec<JournalPart>,
+    /// `,"removals":[…]`, or nothing ([`JournalText::set_removals`]).
+    removals: Vec<u8>,
 }
 
 impl JournalText {
@@ -223,10 +239,19 @@ impl JournalText {
             let separator: &[u8] = if k > 0 { b"," } else { b"" };
             [separator, p.text.as_slice()]
         });
-        // Its one group ends, then the journal and its line.
-        std::iter::once(self.head.as_slice())
-            .chain(parts)
-            .chain([GROUP_END, JOURNAL_END, b"\n"])
+        // Its one group ends, then the archives, the removals, the journal and its line.
+        std::iter::once(self.head.as_slice()).chain(parts).chain([
+            GROUP_END,
+            ARCHIVES_END,
+            self.removals.as_slice(),
+            OBJECT_END,
+            b"\n",
+        ])
+    }
+
+    /// Lists `removals` (the trajectory sidecars the run will delete) in the journal.
+    pub fn set_removals(&mut self, removals: &[(&Path, Option<&str>)]) {
+        self.removals = removals_text(&journal_removals(removals));
     }
 
     /// The text's length in bytes.
@@ -248,6 +273,7 @@ pub fn journal_text(dir: &str, suffix: &str, parts: Vec<JournalPart>) -> Option<
     Some(JournalText {
         head,
         parts: parts.into_iter().filter(|p| p.files > 0).collect(),
+        removals: Vec::new(),
     })
 }
 
@@ -276,6 +302,7 @@ fn suffix_journal<'a>(plan: &[&'a PlannedArchive]) -> Option<SuffixJournal<'a>> 
         version: SUFFIX_FORM,
         dir: suffix_rename(plan.first()?)?.0,
         archives: Vec::new(),
+        removals: Vec::new(),
     };
     for a in plan {
         let (dir, name, suffix) = suffix_rename(a)?;
@@ -299,9 +326,21 @@ pub fn write_journal<'a>(
     path: &Path,
     plan: impl IntoIterator<Item = &'a PlannedArchive>,
 ) -> Result<(), AtomicWriteError> {
+    write_journal_with_removals(path, plan, &[])
+}
+
+/// [`write_journal`], with the trajectory sidecars the run will delete (`removals`).
+pub fn write_journal_with_removals<'a>(
+    path: &Path,
+    plan: impl IntoIterator<Item = &'a PlannedArchive>,
+    removals: &[(&Path, Option<&str>)],
+) -> Result<(), AtomicWriteError> {
     let plan: Vec<&PlannedArchive> = plan.into_iter().collect();
     let text = match suffix_journal(&plan) {
-        Some(journal) => Ok(journal.to_json()),
+        Some(mut journal) => {
+            journal.removals = journal_removals(removals);
+            Ok(journal.to_json())
+        }
         None => serde_json::to_vec(&Journal {
             version: PATHS_FORM,
             archives: plan
@@ -312,6 +351,7 @@ pub fn write_journal<'a>(
                     to: a.to.to_string_lossy(),
                 })
                 .collect(),
+            removals: journal_removals(removals),
         }),
     };
     let mut text = text.unwrap_or_default();
@@ -419,6 +459,183 @@ pub fn recover_journal(
     done
 }
 
+// ---------------------------------------------------------------------------------------
+// The trajectory sidecars to delete (`"removals"`), kept apart from the renames above.
+
+/// One file to delete, as the journal lists it: `[path, sessionId]`.
+type JournalRemoval<'a> = (std::borrow::Cow<'a, str>, Option<&'a str>);
+
+fn journal_removals<'a>(removals: &[(&'a Path, Option<&'a str>)]) -> Vec<JournalRemoval<'a>> {
+    removals
+        .iter()
+        .map(|(p, id)| (p.to_string_lossy(), *id))
+        .collect()
+}
+
+/// `,"removals":[[path,sessionId],…]` as `serde_json` writes it, or nothing for none.
+fn removals_text(removals: &[JournalRemoval<'_>]) -> Vec<u8> {
+    if removals.is_empty() {
+        return Vec::new();
+    }
+    let mut out = b",\"removals\":[".to_vec();
+    for (k, (p, id)) in removals.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        push_file(&mut out, p, *id);
+    }
+    out.push(b']');
+    out
+}
+
+/// The files a journal lists to delete, with their sessions (none when there is no
+/// journal, it cannot be read, or it lists none).
+pub fn read_journal_removals(path: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let Some(v) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return Vec::new();
+    };
+    let Some(list) = v.get("removals").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|r| {
+            let p = r.get(0)?.as_str()?;
+            let id = r.get(1).and_then(Value::as_str).map(str::to_string);
+            Some((PathBuf::from(p), id))
+        })
+        .collect()
+}
+
+/// Deletes the files a journal left by an interrupted run lists (its trajectory
+/// sidecars), each unless its session or the file is still referenced by the current
+/// store, and only a regular file reached through real directories below the sessions
+/// directory ([`below_through_real_dirs`]). Returns how many were deleted.
+pub fn recover_removals(
+    removals: &[(PathBuf, Option<String>)],
+    live_ids: &crate::fx_hash::FxHashSet<&str>,
+    referenced: &PathSet,
+    guard: &mut DirGuard,
+) -> usize {
+    let mut done = 0;
+    for (p, id) in removals {
+        if id.as_deref().is_some_and(|id| live_ids.contains(id))
+            || referenced.contains(p)
+            || !below_through_real_dirs(guard.real_dir(), p)
+        {
+            continue;
+        }
+        let existed = std::fs::symlink_metadata(p).is_ok();
+        guard.remove_regular(p, super::files::RemovalReason::Trajectory);
+        if existed && std::fs::symlink_metadata(p).is_err() {
+            done += 1;
+        }
+    }
+    guard.sync();
+    done
+}
+
+/// Whether `p` is a clean absolute path below `dir` whose every directory between the two
+/// is a real directory (not a link): a path read from disk leads nowhere else.
+pub(super) fn below_through_real_dirs(dir: &Path, p: &Path) -> bool {
+    if !is_clean_absolute(p) {
+        return false;
+    }
+    let Ok(rest) = p.strip_prefix(dir) else {
+        return false;
+    };
+    let parts: Vec<_> = rest.components().collect();
+    if parts.is_empty() {
+        return false;
+    }
+    let mut at = dir.to_path_buf();
+    for c in &parts[..parts.len() - 1] {
+        at.push(c);
+        if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod removal_tests {
+    use super::*;
+    use crate::fx_hash::FxHashSet;
+
+    /// Both forms and the text made while planning list the removals; the next run
+    /// deletes those of sessions gone from the store, never one still referenced, one of
+    /// a live session, or one reached through a link.
+    #[test]
+    fn removals_round_trip_and_recover() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("runtimes")).unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("lnk")).unwrap();
+        let j = journal_path(&root.join("sessions.json"));
+        let files = [
+            (root.join("a.trajectory.jsonl"), Some("a")),
+            (root.join("runtimes/a.jsonl"), Some("a")),
+            (root.join("b.trajectory.jsonl"), Some("b")),
+            (root.join("c.trajectory.jsonl"), Some("c")),
+            (root.join("lnk/passwd"), None),
+        ];
+        let removals: Vec<(&Path, Option<&str>)> =
+            files.iter().map(|(p, id)| (p.as_path(), *id)).collect();
+        let plan = vec![PlannedArchive {
+            session_id: Some("a".into()),
+            from: root.join("a.jsonl"),
+            to: root.join("a.jsonl.deleted.1"),
+            listed: None,
+        }];
+        let expected: Vec<(PathBuf, Option<String>)> = files
+            .iter()
+            .map(|(p, id)| (p.clone(), id.map(str::to_string)))
+            .collect();
+        // The second form, written whole and from its planned text; then the first.
+        write_journal_with_removals(&j, &plan, &removals).unwrap();
+        assert_eq!(read_journal_removals(&j), expected);
+        let mut part = JournalPart::with_capacity(1);
+        part.push(
+            root.to_str().unwrap(),
+            ".deleted.1",
+            &plan[0].from,
+            &plan[0].to,
+            Some("a"),
+        );
+        let mut text = journal_text(root.to_str().unwrap(), ".deleted.1", vec![part]).unwrap();
+        text.set_removals(&removals);
+        write_journal_text(&j, &text).unwrap();
+        let whole = d.path().join("whole.json");
+        write_journal_with_removals(&whole, &plan, &removals).unwrap();
+        assert_eq!(
+            std::fs::read(&j).unwrap(),
+            std::fs::read(&whole).unwrap(),
+            "the text made while planning is the text written whole"
+        );
+        assert_eq!(read_journal(&j).unwrap(), plan);
+        let odd = vec![PlannedArchive {
+            to: root.join("renamed.jsonl"),
+            ..plan[0].clone()
+        }];
+        write_journal_with_removals(&j, &odd, &removals).unwrap();
+        assert_eq!(read_journal_removals(&j), expected);
+        for (p, _) in &files[..4] {
+            std::fs::write(p, "x").unwrap();
+        }
+        let live: FxHashSet<&str> = ["b"].into_iter().collect();
+        let mut referenced = PathSet::new(&root);
+        referenced.extend([root.join("c.trajectory.jsonl")]);
+        let mut g = DirGuard::new(&root);
+        assert_eq!(recover_removals(&expected, &live, &referenced, &mut g), 2);
+        assert!(!files[0].0.exists() && !files[1].0.exists());
+        assert!(files[2].0.exists() && files[3].0.exists());
+        assert!(Path::new("/etc/passwd").exists());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,10 +664,16 @@ mod tests {
                         .collect(),
                 })
                 .collect();
+            let removals: Vec<JournalRemoval<'_>> = odd
+                .iter()
+                .take(groups)
+                .map(|n| (std::borrow::Cow::Borrowed(*n), (groups > 1).then_some(*n)))
+                .collect();
             let journal = SuffixJournal {
                 version: SUFFIX_FORM,
                 dir,
                 archives,
+                removals,
             };
             let text = journal.to_json();
             assert_eq!(
