@@ -11,7 +11,9 @@
 //! Deliberate differences from the gateway (spec README): a malformed store is an error
 //! and never replaced; the store lock is held for the whole run; every write is fsync'd;
 //! nothing outside the sessions directory is deleted or renamed, and symlinks are never
-//! followed out of it (such files are reported in the events instead).
+//! followed out of it (such files are reported in the events instead); the temp file of a
+//! store or journal write whose process is gone is removed at once, uncounted, where the
+//! gateway waits until it is five minutes old (`artifacts::dead_writer_temps`).
 
 pub mod archive;
 pub mod artifacts;
