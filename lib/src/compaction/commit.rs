@@ -17,7 +17,7 @@
 //!
 //! A crash (kill -9) between the two renames leaves the transcript side new and the store
 //! old, with the undo link or the store's temp file left: the state of a run whose store
-//! update was lost (`run` prints "rerun to update the store" for that case).
+//! update was lost (as before this order: a crash cannot be undone).
 
 use std::fs::File;
 use std::io::Write;
