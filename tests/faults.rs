@@ -1291,17 +1291,12 @@ fn compact_fixture(e: &Env) {
         MAIN.into(),
         json!({"sessionId": SID, "updatedAt": NOW - 1000, "sessionFile": format!("{SID}.jsonl"), "inputTokens": 7, "compactionCount": 4}),
     );
-    let mut i = 0;
-    while serde_json::to_string_pretty(&Value::Object(m.clone()))
-        .unwrap()
-        .len()
-        < 2 * t.len() + 64 * 1024
-    {
+    // Each padding entry adds about 400 bytes to the pretty text.
+    for i in 0..(2 * t.len() + 64 * 1024) / 300 {
         m.insert(
             format!("agent:main:telegram:group:{i}"),
             json!({"sessionId": format!("g{i}"), "updatedAt": NOW - 5000, "label": "x".repeat(300)}),
         );
-        i += 1;
     }
     e.write_store(&Value::Object(m));
 }
