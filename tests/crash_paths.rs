@@ -20,6 +20,10 @@
 //! protocol reclaims such a file only once its mtime is 30 s old, so the test ages it by 60 s
 //! (and counts it) instead of waiting.
 //!
+//! For `cleanup --enforce` the run after every kill must also reach the end state of an
+//! uninterrupted run (the same names: its temp files and the journal gone); see also
+//! `crash_cleanup_recovery.rs`, which kills at every kind of system call.
+//!
 //! `CLAWSTATE_CRASH_KILLS=N` sets the kills per path (default 200); `CLAWSTATE_CRASH_DIR`
 //! the file system (default `/dev/shm`, see [`scratch`]).
 
@@ -587,10 +591,16 @@ fn sigkill_during_cleanup_enforce() {
     };
     let before = cleanup_store();
     let after = json!({MAIN: before[MAIN].clone()});
+    // The oracle of the next run after a kill: the names an uninterrupted run leaves.
+    restore_cleanup(&e, &mut k);
+    let out = cmd().output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let uninterrupted = e.names();
     let n = kills_per_path();
+    let mut recovered = 0;
     while k.kills < n {
         restore_cleanup(&e, &mut k);
-        k.attempt(cmd());
+        let killed = k.attempt(cmd());
         let store = e.store();
         let archived = stale_transcripts_once(&e);
         k.landed_inside(archived > 0 || !lock_files(&e.sessions).is_empty());
@@ -626,17 +636,25 @@ fn sigkill_during_cleanup_enforce() {
                     journal.exists(),
                     "committed with live stale transcripts and no journal"
                 );
-                let out = cmd().output().unwrap();
-                assert!(out.status.success(), "{out:?}");
-                assert_eq!(e.store(), after);
-                assert_eq!(stale_transcripts_once(&e), STALE);
-                assert!(!journal.exists());
                 k.side("committed-archives-pending");
             }
         } else {
             panic!("store is neither before nor after: {store}");
         }
+        if killed {
+            // The next run reaches the uninterrupted run's end state, its own temp files
+            // (a store or journal write killed) gone too.
+            k.temp_files += e.names().iter().filter(|n| n.ends_with(".tmp")).count();
+            let out = cmd().output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            assert_eq!(e.store(), after);
+            assert_eq!(stale_transcripts_once(&e), STALE);
+            assert!(!journal.exists());
+            assert_eq!(e.names(), uninterrupted, "the run after a kill");
+            recovered += 1;
+        }
     }
+    eprintln!("crash cleanup --enforce: {recovered} runs after a kill reached the uninterrupted end state");
     // The next run converges from whatever a kill left.
     k.complete(cmd());
     assert_eq!(e.store(), after);

@@ -45,6 +45,9 @@ struct Batch {
     agents: usize,
     /// Outside trajectory runtime files (the deliberate difference).
     outside_trajectories: bool,
+    /// Keys, `sessionId`s and `sessionFile`s (and checkpoint and trajectory paths) padded
+    /// with whitespace that JavaScript's `trim` removes, at random.
+    padded: bool,
 }
 
 fn batches() -> Vec<Batch> {
@@ -57,6 +60,7 @@ fn batches() -> Vec<Batch> {
             enforce: true,
             agents: 24,
             outside_trajectories: true,
+            padded: false,
         },
         Batch {
             name: "fix-missing+dm-scope+cap",
@@ -66,6 +70,7 @@ fn batches() -> Vec<Batch> {
             enforce: true,
             agents: 24,
             outside_trajectories: false,
+            padded: false,
         },
         Batch {
             name: "budget+active-key",
@@ -79,6 +84,7 @@ fn batches() -> Vec<Batch> {
             enforce: true,
             agents: 24,
             outside_trajectories: false,
+            padded: false,
         },
         Batch {
             name: "warn-mode+budget",
@@ -88,6 +94,7 @@ fn batches() -> Vec<Batch> {
             enforce: false,
             agents: 20,
             outside_trajectories: false,
+            padded: false,
         },
         Batch {
             name: "no-reset-retention+model-runs",
@@ -97,8 +104,29 @@ fn batches() -> Vec<Batch> {
             enforce: true,
             agents: 20,
             outside_trajectories: false,
+            padded: false,
         },
     ]
+}
+
+/// Keys, `sessionId`s, `sessionFile`s, checkpoint files and trajectory pointers padded
+/// with whitespace (issue 22 item 6): the gateway trims them where it resolves a file.
+fn padded_batch() -> Batch {
+    Batch {
+        name: "padded+fix-missing",
+        maintenance: json!({"pruneAfter": "10d", "maxEntries": 12, "maxDiskBytes": "40kb", "highWaterBytes": "30kb"}),
+        prune_days: 10,
+        flags: &[
+            "--fix-missing",
+            "--fix-dm-scope",
+            "--active-key",
+            "agent:main:telegram:direct:777",
+        ],
+        enforce: true,
+        agents: 20,
+        outside_trajectories: false,
+        padded: true,
+    }
 }
 
 /// Generation context for one state dir.
@@ -109,6 +137,7 @@ struct Gen<'a> {
     state: &'a Path,
     agents: Vec<String>,
     outside_trajectories: bool,
+    padded: bool,
 }
 
 fn set_mtime(p: &Path, ms: i64) {
@@ -142,6 +171,25 @@ fn archive_ts(ms: i64) -> String {
 }
 
 impl Gen<'_> {
+    /// `s` as written into the store: in a padded batch, at times with whitespace around
+    /// it that JavaScript's `trim` removes (the generator draws nothing otherwise, so
+    /// the other batches stay as they were).
+    fn pad(&mut self, s: &str) -> String {
+        if !self.padded || !self.rng.chance(40) {
+            return s.to_string();
+        }
+        let ws = [
+            " ", "  ", "\t", "\n", "\u{a0}", "\u{feff}", "\u{2028}", "\r\n ",
+        ];
+        let before = *self.rng.pick(&ws);
+        let after = *self.rng.pick(&ws);
+        match self.rng.below(3) {
+            0 => format!("{before}{s}"),
+            1 => format!("{s}{after}"),
+            _ => format!("{before}{s}{after}"),
+        }
+    }
+
     fn jitter(&mut self) -> i64 {
         self.rng.below(59_000) as i64 + 500
     }
@@ -272,7 +320,8 @@ impl Gen<'_> {
             _ => Some(self.rng.uuid()),
         };
         if let Some(s) = &sid {
-            e.insert("sessionId".into(), json!(s));
+            let stored = self.pad(s);
+            e.insert("sessionId".into(), json!(stored));
         }
         match self.rng.below(25) {
             0 => {
@@ -340,18 +389,21 @@ impl Gen<'_> {
         let mut transcript: Option<PathBuf> = sid.as_ref().map(|s| dir.join(format!("{s}.jsonl")));
         match self.rng.below(14) {
             0 => {
-                e.insert("sessionFile".into(), json!(format!("custom-{i}.jsonl")));
+                let f = self.pad(&format!("custom-{i}.jsonl"));
+                e.insert("sessionFile".into(), json!(f));
                 transcript = Some(dir.join(format!("custom-{i}.jsonl")));
             }
             1 => {
                 let p = dir.join(format!("abs-{i}.jsonl"));
-                e.insert("sessionFile".into(), json!(p.to_string_lossy()));
+                let f = self.pad(&p.to_string_lossy());
+                e.insert("sessionFile".into(), json!(f));
                 transcript = Some(p);
             }
             2 => {
                 // A stale generated name (inherited from an earlier session).
                 let p = dir.join(format!("{other_uuid}.jsonl"));
-                e.insert("sessionFile".into(), json!(p.to_string_lossy()));
+                let f = self.pad(&p.to_string_lossy());
+                e.insert("sessionFile".into(), json!(f));
                 if self.rng.chance(50) {
                     self.transcript(&p, &other_uuid);
                 }
@@ -362,7 +414,8 @@ impl Gen<'_> {
                 let p = self
                     .state
                     .join(format!("agents/{other}/sessions/sib-{agent}-{i}.jsonl"));
-                e.insert("sessionFile".into(), json!(p.to_string_lossy()));
+                let f = self.pad(&p.to_string_lossy());
+                e.insert("sessionFile".into(), json!(f));
                 transcript = Some(p);
             }
             4 => {
@@ -371,7 +424,8 @@ impl Gen<'_> {
             5 => {
                 if let Some(s) = &sid {
                     let p = dir.join(format!("{s}-topic-7.jsonl"));
-                    e.insert("sessionFile".into(), json!(p.to_string_lossy()));
+                    let f = self.pad(&p.to_string_lossy());
+                    e.insert("sessionFile".into(), json!(f));
                     transcript = Some(p);
                 }
             }
@@ -404,7 +458,7 @@ impl Gen<'_> {
                 } else {
                     runtime.clone()
                 };
-                let pointer = json!({"traceSchema": "openclaw-trajectory-pointer", "schemaVersion": 1, "sessionId": s, "runtimeFile": runtime_file.to_string_lossy()});
+                let pointer = json!({"traceSchema": "openclaw-trajectory-pointer", "schemaVersion": 1, "sessionId": s, "runtimeFile": self.pad(&runtime_file.to_string_lossy())});
                 let age = self.file_age();
                 self.write(
                     &PathBuf::from(format!("{base}.trajectory-path.json")),
@@ -419,13 +473,15 @@ impl Gen<'_> {
                 let age = self.file_age();
                 self.write(&cp, b"{\"type\":\"session\"}\n", age);
                 let post = transcript.clone().unwrap_or_else(|| dir.join("none.jsonl"));
+                let pre_file = self.pad(&cp.to_string_lossy());
+                let post_file = self.pad(&post.to_string_lossy());
                 e.insert(
                     "compactionCheckpoints".into(),
                     json!([{
                         "checkpointId": "c1", "sessionKey": key, "sessionId": s, "createdAt": self.now - DAY,
                         "reason": "manual",
-                        "preCompaction": {"sessionId": s, "sessionFile": cp.to_string_lossy()},
-                        "postCompaction": {"sessionId": s, "sessionFile": post.to_string_lossy()}
+                        "preCompaction": {"sessionId": s, "sessionFile": pre_file},
+                        "postCompaction": {"sessionId": s, "sessionFile": post_file}
                     }]),
                 );
             }
@@ -560,6 +616,7 @@ impl Gen<'_> {
         let mut prev: Option<String> = None;
         for i in 0..n {
             let key = self.key(agent, i);
+            let key = self.pad(&key);
             let v = self.entry(dir, agent, &key, i, &prev);
             prev = v
                 .get("sessionId")
@@ -609,6 +666,7 @@ fn build_state(state: &Path, seed: u64, b: &Batch, now: i64) -> Vec<String> {
         state,
         agents: ids.clone(),
         outside_trajectories: b.outside_trajectories,
+        padded: b.padded,
     };
     for id in &ids {
         let dir = state.join("agents").join(id).join("sessions");
@@ -922,5 +980,183 @@ fn cleanup_matches_the_peer() {
     assert!(
         counts.outside_kept > 0,
         "no case exercised an outside trajectory runtime file"
+    );
+}
+
+/// Issue 22 item 6: padded keys, `sessionId`s and `sessionFile`s resolve to the files the
+/// gateway resolves them to. `--fix-missing` keeps what the gateway keeps, and no file
+/// the gateway counts as referenced is removed as unreferenced.
+#[test]
+fn cleanup_matches_the_peer_with_padded_keys_and_paths() {
+    let Some(peer) = peer() else { return };
+    let seeds: u64 = std::env::var("CLAWSTATE_DIFF_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let mut counts = Counts {
+        cases: 0,
+        outside_kept: 0,
+        totals: BTreeMap::new(),
+    };
+    let b = padded_batch();
+    for seed in 1..=seeds {
+        run_batch(&peer, &b, seed, &mut counts);
+    }
+    eprintln!(
+        "differential cleanup (padded): {} store cases, 0 mismatches; totals {:?}",
+        counts.cases, counts.totals
+    );
+    for k in ["missing", "repaired", "pruned", "artifacts"] {
+        let key = format!("apply.{k}");
+        assert!(
+            counts.totals.get(&key).copied().unwrap_or(0) > 0,
+            "no case exercised {key}"
+        );
+    }
+}
+
+/// Builds the padded-keys case of issue 22 item 6 under `state`: entries whose keys are
+/// padded (alone, or beside a twin under the trimmed key with the same entry), one
+/// `--fix-missing` repair under a padded key, and `--fix-dm-scope` retirements.
+fn build_padded_case(state: &Path, now: i64) -> PathBuf {
+    let dir = state.join("agents/main/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(state.join("agents/work/sessions")).unwrap();
+    let (g1, g2, g3, g4) = (
+        "123e4567-e89b-42d3-a456-426614174000",
+        "223e4567-e89b-42d3-a456-426614174000",
+        "323e4567-e89b-42d3-a456-426614174000",
+        "423e4567-e89b-42d3-a456-426614174000",
+    );
+    let e = |sid: &str| json!({"sessionId": sid, "updatedAt": now - HOUR});
+    let mut m = Map::new();
+    m.insert(" agent:work:x ".into(), e("abc"));
+    m.insert("agent:main:twin".into(), e("tw"));
+    m.insert(" agent:main:twin".into(), e("tw"));
+    let mut rep = e(g1);
+    rep["sessionFile"] = json!(format!("{g2}.jsonl"));
+    m.insert("agent:main:rep".into(), rep);
+    let mut rep2 = e(g3);
+    rep2["sessionFile"] = json!(format!("{g4}.jsonl"));
+    m.insert(" agent:main:rep2 ".into(), rep2);
+    m.insert(" agent:main:direct:bob ".into(), e("bob"));
+    m.insert("agent:main:direct:carol".into(), e("carol"));
+    m.insert("\tagent:main:direct:carol".into(), e("carol"));
+    m.insert("agent:main:direct:dave".into(), e("dave"));
+    m.insert("agent:main:direct:dave ".into(), e("dave2"));
+    let store = dir.join("sessions.json");
+    std::fs::write(
+        &store,
+        serde_json::to_string_pretty(&Value::Object(m)).unwrap(),
+    )
+    .unwrap();
+    let old = now - 60 * DAY;
+    for s in ["abc", "tw", g2, g4] {
+        let p = dir.join(format!("{s}.jsonl"));
+        std::fs::write(&p, format!("{{\"type\":\"session\",\"id\":\"{s}\"}}\n")).unwrap();
+        set_mtime(&p, old);
+    }
+    for s in [g1, g3, "bob", "carol", "dave", "dave2"] {
+        let p = dir.join(format!("{s}.jsonl"));
+        std::fs::write(&p, "{\"type\":\"message\"}\n").unwrap();
+        set_mtime(&p, old);
+    }
+    store
+}
+
+/// Issue 22 item 6, a fixed case: `cleanup --enforce --fix-missing` keeps an entry whose
+/// padded key names no entry once trimmed, and its transcript (the gateway's removal
+/// looks the trimmed key up); of a padded key and its identical twin, the twin goes; a
+/// repair planned under a padded key is not made. The end state is the gateway's (as
+/// measured with openclaw@2026.7.1), and is compared with the peer's when it is there.
+#[test]
+fn fix_missing_keeps_what_the_gateway_keeps_under_padded_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let now = now_ms();
+    let state_a = tmp.path().join("a");
+    let state_b = tmp.path().join("b");
+    let store_b = build_padded_case(&state_b, now);
+    let flags = ["--fix-missing", "--fix-dm-scope"];
+    let o = claw("claw-sessions", &home)
+        .env("OPENCLAW_STATE_DIR", &state_b)
+        .args(["cleanup", "--enforce", "--json", "--now", &now.to_string()])
+        .arg("--store")
+        .arg(&store_b)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (k, want) in [
+        ("beforeCount", 7),
+        ("afterCount", 7),
+        ("missing", 1),
+        ("repaired", 1),
+        ("dmScopeRetired", 2),
+    ] {
+        assert_eq!(summary[k], json!(want), "{k}: {summary}");
+    }
+    let store: Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&store_b).unwrap()).unwrap();
+    let keys: Vec<&str> = store.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            " agent:work:x ",
+            " agent:main:twin",
+            "agent:main:rep",
+            " agent:main:rep2 ",
+            " agent:main:direct:bob ",
+            "\tagent:main:direct:carol",
+            "agent:main:direct:dave ",
+        ]
+    );
+    assert_eq!(
+        store[" agent:main:rep2 "]["sessionFile"],
+        json!("423e4567-e89b-42d3-a456-426614174000.jsonl"),
+        "a repair planned under a padded key is not made"
+    );
+    let files = file_set(&state_b.join("agents/main/sessions"), now_ms(), &[]);
+    let names: Vec<&str> = files.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "123e4567-e89b-42d3-a456-426614174000.jsonl",
+            "423e4567-e89b-42d3-a456-426614174000.jsonl",
+            "abc.jsonl",
+            "bob.jsonl",
+            "carol.jsonl",
+            "dave.jsonl.deleted.<TS>",
+            "dave2.jsonl",
+            "sessions.json",
+            "tw.jsonl",
+        ],
+        "the padded entries' transcripts stay (they are referenced)"
+    );
+    let Some(peer) = peer() else { return };
+    let store_a = build_padded_case(&state_a, now);
+    let mut args = vec!["sessions", "cleanup", "--enforce", "--json", "--store"];
+    let store_arg = store_a.to_string_lossy().into_owned();
+    args.push(&store_arg);
+    args.extend_from_slice(&flags);
+    let p = run_peer(&peer, &home, &[("OPENCLAW_STATE_DIR", &state_a)], &args);
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let (a, b) = (
+        state_a.to_string_lossy().into_owned(),
+        state_b.to_string_lossy().into_owned(),
+    );
+    let ours = String::from_utf8_lossy(&o.stdout).replace(&b, &a);
+    assert_eq!(ours, String::from_utf8_lossy(&p.stdout), "the summary");
+    assert_eq!(
+        file_set(&state_a.join("agents/main/sessions"), now_ms(), &[]),
+        files,
+        "the files"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&store_b).unwrap().replace(&b, &a),
+        std::fs::read_to_string(&store_a).unwrap(),
+        "the store"
     );
 }

@@ -162,6 +162,8 @@ fn writes_refuse_naming_both_paths() {
         ("claw-transcript", vec!["migrate", "main"]),
         ("claw-sessions", vec!["reset", "main"]),
         ("claw-sessions", vec!["reset", "main", "--dry-run"]),
+        ("claw-compact", vec!["run", "main"]),
+        ("claw-compact", vec!["truncate", "main", "--max-lines", "1"]),
     ] {
         let o = m.cmd(bin).args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);

@@ -241,7 +241,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             quiet,
             ..
         } => {
-            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let s = resolve_to_read(&ctx, &session)?;
             let r = ops::check(&ctx, &s, &budget.overrides()).or_fail()?;
             if quiet {
                 if r.due {
@@ -273,7 +273,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             messages,
             ..
         } => {
-            let s = ops::resolve(&ctx, &session).or_fail()?;
+            let s = resolve_to_read(&ctx, &session)?;
             let doc = ops::plan_json(&ctx, &s, &budget.overrides(), messages).or_fail()?;
             let m = if mode == OutputMode::Text {
                 OutputMode::Json
@@ -359,6 +359,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// Says on stderr that a write waits for another clawstate writer of its store.
+/// A session to read: a transcript outside the state dir is read as the gateway reads it,
+/// with a warning.
+fn resolve_to_read(
+    ctx: &StateContext,
+    session: &str,
+) -> Result<clawstate::transcript::session::SessionRef, Failure> {
+    let s = ops::resolve(ctx, session).or_fail()?;
+    if let Some(w) = s.foreign_warning() {
+        warn(PROG, &w);
+    }
+    Ok(s)
+}
+
 fn waiting(w: &Waiting<'_>) {
     common::note(PROG, &w.to_string());
 }

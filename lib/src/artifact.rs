@@ -82,18 +82,21 @@ fn is_rfc4122_uuid(s: &str) -> bool {
 
 /// Splits `<sessionId>.checkpoint.<uuid>.jsonl` into its session and checkpoint ids.
 pub fn parse_checkpoint_name(name: &str) -> Option<(&str, &str)> {
-    let stem = name.strip_suffix(".jsonl").or_else(|| {
-        let n = name.len();
-        (n >= 6 && name[n - 6..].eq_ignore_ascii_case(".jsonl")).then(|| &name[..n - 6])
-    })?;
-    if stem.len() < 36 + 12 {
+    // Suffixes are matched on bytes, and split only where they are ASCII: a name may
+    // hold multi-byte characters anywhere (`str::get` is `None` off a char boundary).
+    let ends_with_ci = |s: &str, suffix: &str| {
+        s.len() >= suffix.len()
+            && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    let stem = name.get(..name.len().checked_sub(6)?)?;
+    if !ends_with_ci(name, ".jsonl") || stem.len() < 36 + 12 {
         return None;
     }
-    let (head, uuid) = stem.split_at(stem.len() - 36);
-    let session = head.strip_suffix(".checkpoint.").or_else(|| {
-        let n = head.len();
-        (n >= 12 && head[n - 12..].eq_ignore_ascii_case(".checkpoint.")).then(|| &head[..n - 12])
-    })?;
+    let (head, uuid) = (stem.get(..stem.len() - 36)?, stem.get(stem.len() - 36..)?);
+    if !ends_with_ci(head, ".checkpoint.") {
+        return None;
+    }
+    let session = head.get(..head.len() - 12)?;
     (!session.is_empty() && is_rfc4122_uuid(uuid)).then_some((session, uuid))
 }
 
@@ -119,31 +122,28 @@ pub fn is_primary_transcript(name: &str) -> bool {
 
 /// Store temp files: `<store basename>.[<pid>.]<uuid>.tmp` (case-insensitive).
 pub fn is_store_temp(name: &str, store_basename: &str) -> bool {
-    if store_basename.is_empty() || name.len() < store_basename.len() + 1 + 36 + 4 {
+    // On bytes: every part matched is ASCII, but a name may hold any character.
+    let (name, base) = (name.as_bytes(), store_basename.as_bytes());
+    if base.is_empty() || name.len() < base.len() + 1 + 36 + 4 {
         return false;
     }
-    let (head, rest) = name.split_at(store_basename.len());
-    if !head.eq_ignore_ascii_case(store_basename) || !rest.starts_with('.') {
+    let (head, rest) = name.split_at(base.len());
+    if !head.eq_ignore_ascii_case(base) || rest[0] != b'.' {
         return false;
     }
     let rest = &rest[1..];
-    let Some(body) = rest.strip_suffix(".tmp").or_else(|| {
-        rest.len()
-            .checked_sub(4)
-            .filter(|&n| rest[n..].eq_ignore_ascii_case(".tmp"))
-            .map(|n| &rest[..n])
-    }) else {
-        return false;
-    };
-    let uuid = &body[body.len().saturating_sub(36)..];
-    if !is_uuid(uuid) {
+    let (body, tail) = rest.split_at(rest.len() - 4);
+    if !tail.eq_ignore_ascii_case(b".tmp") || body.len() < 36 {
         return false;
     }
-    let pid = &body[..body.len() - 36];
+    let (pid, uuid) = body.split_at(body.len() - 36);
+    if !std::str::from_utf8(uuid).is_ok_and(is_uuid) {
+        return false;
+    }
     pid.is_empty()
-        || (pid.ends_with('.')
-            && pid.len() > 1
-            && pid[..pid.len() - 1].bytes().all(|b| b.is_ascii_digit()))
+        || (pid.len() > 1
+            && pid[pid.len() - 1] == b'.'
+            && pid[..pid.len() - 1].iter().all(u8::is_ascii_digit))
 }
 
 /// The archive path for `file` at `now_ms`: `<file name>.<reason>.<ts>` beside it.
@@ -282,6 +282,39 @@ mod tests {
         assert!(!is_store_temp(
             "other.json.1.123e4567-e89b-42d3-a456-426614174000.tmp",
             "sessions.json"
+        ));
+    }
+
+    /// Names with multi-byte characters where a suffix or a UUID would be cut are
+    /// matched on bytes (they once panicked: "not a char boundary").
+    #[test]
+    fn names_with_multibyte_characters_never_panic() {
+        let u = "123e4567-e89b-42d3-a456-426614174000";
+        let names = [
+            format!("\u{feff}\u{feff}{}", &u[..9]),
+            format!("\u{feff}.checkpoint.{u}.jsonl"),
+            format!("é{}.jsonl", "é".repeat(30)),
+            format!("sessions.json.é{}.tmp", "é".repeat(20)),
+            format!("sessions.jsoné{u}.tmp"),
+            format!("sessions.json.{u}.tmé"),
+            "é".repeat(60),
+        ];
+        for n in &names {
+            let _ = parse_checkpoint_name(n);
+            let _ = is_store_temp(n, "sessions.json");
+            let _ = is_store_temp(n, "sessions.jsoné");
+        }
+        assert_eq!(
+            parse_checkpoint_name(&format!("\u{feff}.checkpoint.{u}.jsonl")),
+            Some(("\u{feff}", u))
+        );
+        assert!(!is_store_temp(
+            &format!("sessions.jsoné{u}.tmp"),
+            "sessions.json"
+        ));
+        assert!(is_store_temp(
+            &format!("sessions.jsoné.{u}.tmp"),
+            "sessions.jsoné"
         ));
     }
 }

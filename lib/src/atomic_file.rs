@@ -47,6 +47,23 @@ pub enum AtomicWriteError {
     /// The target, named by data, cannot be used (a symlink on its way, …).
     #[error(transparent)]
     Unusable(Box<DataFileError>),
+    /// The target was replaced, but its directory could not be synced: the new file is
+    /// in place (unlike every other variant) but may not survive a crash.
+    #[error("{path}: replaced, but its directory could not be synced: {source}")]
+    Sync {
+        /// The target file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl AtomicWriteError {
+    /// Whether the new file is in place despite the error (only a failed directory sync
+    /// after the rename): a caller undoing its other writes must not undo then.
+    pub fn replaced(&self) -> bool {
+        matches!(self, AtomicWriteError::Sync { .. })
+    }
 }
 
 impl ExitCode for AtomicWriteError {
@@ -81,7 +98,10 @@ fn temp_name_for(name: &OsStr) -> OsString {
 ///
 /// Every step goes through one descriptor of the target's directory (`openat` with
 /// `O_EXCL|O_NOFOLLOW`, `renameat`, `fsync`): the directory that was opened is the one
-/// changed, even if a path to it is swapped meanwhile.
+/// changed, even if a path to it is swapped meanwhile. It is opened before the temp file
+/// is made and kept open, so that the commit opens nothing: under a descriptor limit
+/// (`ulimit -n`) it is the preparation that fails, while nothing is in place yet, never
+/// the sync after the rename.
 #[derive(Debug)]
 pub struct PendingReplace {
     target: PathBuf,
@@ -169,7 +189,9 @@ impl PendingReplace {
         Ok(pending)
     }
 
-    /// Renames the temp file over the target, then syncs the directory.
+    /// Renames the temp file over the target, then syncs the directory. A failed rename
+    /// leaves the target as it was ([`AtomicWriteError::Rename`]); a failed sync after it
+    /// leaves the new file in place ([`AtomicWriteError::Sync`]).
     pub fn commit(mut self) -> Result<(), AtomicWriteError> {
         self.dir
             .rename(&self.tmp, &self.name)
@@ -178,7 +200,7 @@ impl PendingReplace {
                 source,
             })?;
         self.committed = true;
-        self.dir.sync().map_err(|source| AtomicWriteError::Write {
+        self.dir.sync().map_err(|source| AtomicWriteError::Sync {
             path: self.target.clone(),
             source,
         })
@@ -339,7 +361,15 @@ pub fn replace_data_file(
 
 /// `fsync`s a directory so that renames and unlinks in it are durable.
 pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    File::open(dir)?.sync_all()
+    open_dir(dir)?.sync_all()
+}
+
+/// Opens a directory (`O_DIRECTORY`), to sync it with `sync_all` later.
+pub fn open_dir(dir: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)
 }
 
 /// Renames `from` to `to` (same directory) and makes the rename durable.

@@ -1,16 +1,17 @@
 //! The compaction entry (`transcript.md` §4.7): its fields in the order SessionManager
 //! writes them, where it attaches, the manual hardening rule, and writing it to the
 //! transcript atomically (the original bytes plus one line, through a temp file that is
-//! fsync'd and renamed over the transcript).
+//! fsync'd and renamed over the transcript with the store's update, [`super::commit`]).
 
-use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
+use crate::data_file::DataPath;
+
+use super::commit::{CommitError, TranscriptSide};
 use super::index::Field;
 use super::plan::{active_path, has_messages_before_kept_tail};
 use super::scan::Scanned;
@@ -139,35 +140,33 @@ pub fn number(f: f64) -> Value {
     }
 }
 
-/// Writes `path` as its first `bytes` bytes plus `line` (a newline first when the file does
-/// not end with one), atomically: temp file beside it (0600, `O_EXCL`), fsync, rename,
-/// directory fsync.
-pub fn write_appended(
-    path: &Path,
+/// Prepares `path` as its first `bytes` bytes plus `line` (a newline first when the file
+/// does not end with one): a synced temp file beside it (0600, `O_EXCL`) and an undo link
+/// to the file as it is, put in place by [`super::commit::commit`] with the store.
+pub fn prepare_appended(
+    data: &DataPath,
     bytes: u64,
     ends_with_newline: bool,
     line: &str,
-) -> Result<(), EntryError> {
+) -> Result<TranscriptSide, CompactWriteError> {
+    let path = data.path();
     let err = |source| EntryError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let mut src = File::open(path).map_err(err)?;
+    // Read as a data file: never through a link, never a FIFO put there since the scan.
+    let mut src = data
+        .open_read()
+        .map_err(|e| err(std::io::Error::other(e.to_string())))?
+        .into_file();
     if src.metadata().map_err(err)?.len() != bytes {
         return Err(EntryError::Changed {
             path: path.to_path_buf(),
-        });
+        }
+        .into());
     }
-    let tmp = crate::atomic_file::temp_path_for(path);
-    let mut out = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(err)?;
-    let result = (|| -> std::io::Result<()> {
-        let copied = std::io::copy(&mut (&mut src).take(bytes), &mut out)?;
+    let side = TranscriptSide::replace(path, None, |out| {
+        let copied = std::io::copy(&mut (&mut src).take(bytes), out)?;
         if copied != bytes {
             return Err(std::io::Error::other("short copy"));
         }
@@ -177,15 +176,27 @@ pub fn write_appended(
         }
         tail.extend_from_slice(line.as_bytes());
         tail.push(b'\n');
-        out.write_all(&tail)?;
-        out.sync_all()?;
-        drop(out);
-        std::fs::rename(&tmp, path)?;
-        crate::atomic_file::sync_dir(path.parent().unwrap_or(Path::new(".")))
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e));
+        out.write_all(&tail)
+    })?;
+    Ok(side)
+}
+
+/// Why [`prepare_appended`] failed: the transcript changed, or a write failed.
+#[derive(Debug, Error)]
+pub enum CompactWriteError {
+    /// The transcript could not be read or changed.
+    #[error(transparent)]
+    Entry(#[from] EntryError),
+    /// A write failed (nothing was changed).
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+}
+
+impl ExitCode for CompactWriteError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            CompactWriteError::Entry(e) => e.exit_code(),
+            CompactWriteError::Commit(e) => e.exit_code(),
+        }
     }
-    Ok(())
 }

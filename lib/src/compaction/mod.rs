@@ -8,6 +8,7 @@
 //! [`ops`] and prints.
 
 pub mod bookkeeping;
+pub mod commit;
 pub mod entry;
 pub mod extractive;
 pub mod index;

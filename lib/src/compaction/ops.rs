@@ -2,9 +2,11 @@
 //! live, take the transcript write lock as the gateway does for compaction, scan, plan,
 //! summarise, write (transcript or successor first, the store last), record the signal.
 //!
-//! Crash order for `--rotate`: the successor is written and made durable before the store
-//! is pointed at it, and the old transcript is never modified, so a crash leaves either the
-//! old state (plus at most an unreferenced successor file) or the new one.
+//! Write order ([`commit`]): the new transcript side and the store's new text are written
+//! to synced temp files first, then the transcript side is renamed in and the store after
+//! it; a failed store write undoes the transcript side, so a failure at any step leaves the
+//! old state whole. For `--rotate` the old transcript is never modified, so a crash leaves
+//! either the old state (plus at most an unreferenced successor file) or the new one.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,8 @@ use serde_json::{json, Map, Value};
 use thiserror::Error;
 
 use super::bookkeeping::{self, Checkpoint, CompactionRecord};
-use super::entry::{self, EntryError, EntryFields};
+use super::commit::{self, CommitError, StoreSide};
+use super::entry::{self, CompactWriteError, EntryError, EntryFields};
 use super::extractive::Extractor;
 use super::index::Kind;
 use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
@@ -81,16 +84,20 @@ pub enum CompactError {
         /// What is wrong.
         message: String,
     },
-    /// The session entry changed while compacting.
-    #[error("session {key:?} changed while it was being compacted ({what}); the transcript {written} — rerun to update the store")]
+    /// The session entry changed while compacting (checked before anything is written).
+    #[error("session {key:?} changed while it was being compacted ({what}); nothing was written — rerun")]
     Changed {
         /// The key.
         key: String,
         /// What changed.
         what: String,
-        /// What was already written.
-        written: String,
     },
+    /// Putting the compaction in place failed.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// Preparing the compacted transcript failed.
+    #[error(transparent)]
+    Write(#[from] CompactWriteError),
 }
 
 impl ExitCode for CompactError {
@@ -113,6 +120,8 @@ impl ExitCode for CompactError {
             }
             CompactError::SummaryFile { .. } => exit::NOT_FOUND,
             CompactError::Changed { .. } => exit::TEMP_FAIL,
+            CompactError::Commit(e) => e.exit_code(),
+            CompactError::Write(e) => e.exit_code(),
         }
     }
 }
@@ -215,7 +224,7 @@ pub fn check(
     o: &Overrides,
 ) -> Result<CheckReport, CompactError> {
     let st = settings_for(ctx, s, o);
-    let scan = scan::scan_file(&s.path)?;
+    let scan = scan::scan_file(&s.file)?;
     let path = active_path(&scan);
     let items = plan::context_items(&scan, &path)?;
     let mut est = plan::estimate(&scan, &path, &items);
@@ -290,7 +299,7 @@ pub fn plan_json(
     messages: bool,
 ) -> Result<Value, CompactError> {
     let st = settings_for(ctx, s, o);
-    let scan = scan::scan_file(&s.path)?;
+    let scan = scan::scan_file(&s.file)?;
     let path = active_path(&scan);
     let previous = previous_row(&scan, &path)?;
     let prep = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())?;
@@ -516,10 +525,12 @@ fn summarize(
 
 /// `run`: one manual compaction. Returns the result document.
 pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, CompactError> {
+    // Never a transcript outside the state dir (dry runs say so too).
+    s.clone().for_writing()?;
     let st = settings_for(ctx, s, &o.overrides);
     let warning = live_gateway_rule(ctx, o.dry_run)?;
     let _guard = lock(ctx, &s.path, o.dry_run)?;
-    let mut scan = scan::scan_file(&s.path)?;
+    let mut scan = scan::scan_file(&s.file)?;
     let path = active_path(&scan);
     let not_compacted = |reason: &str| json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "warning": warning});
     let items = plan::context_items(&scan, &path)?;
@@ -572,14 +583,20 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         None
     };
     let line = crate::jsjson::to_string_compact(&appended.entry);
-    // The store lock before the transcript changes: a busy store leaves both as they were.
+    // The store lock before anything is written (a busy store leaves both sides as they
+    // were), but after the summary: a summarizer may take minutes, and other writers of
+    // the store should not wait for it. (Reset and delete take the store lock first and
+    // then transcript locks; both waits are bounded, so the two orders cannot hang.)
     let _store_lock = lock_store(s, o.dry_run, o.wait)?;
-    if !o.dry_run {
-        match &successor {
-            Some(succ) => succ.write()?,
-            None => entry::write_appended(&s.path, bytes, ends_nl, &line)?,
-        }
-    }
+    // Written but not yet in place: both sides go in together, below (`commit`).
+    let transcript_side = if o.dry_run {
+        None
+    } else {
+        Some(match &successor {
+            Some(succ) => succ.prepare()?,
+            None => entry::prepare_appended(&s.file, bytes, ends_nl, &line)?,
+        })
+    };
     let active_file = successor
         .as_ref()
         .map_or_else(|| s.path.clone(), |x| x.path.clone());
@@ -600,6 +617,7 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         .to_string();
     let mut store_doc = Value::Null;
     let mut signal_doc = Value::Null;
+    let mut store_side = None;
     if let (Some(key), Some(target)) = (&s.key, &s.target) {
         let cp = bookkeeping::checkpoint_record(&Checkpoint {
             session_key: key,
@@ -626,31 +644,23 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
                 .map(|x| (x.session_id.as_str(), file_str.as_str())),
             checkpoint: Some(cp),
         };
-        let written_what = match &successor {
-            Some(x) => format!("successor {} was written", x.path.display()),
-            None => "was compacted".to_string(),
-        };
-        let updated = update_entry(target, key, s.session_id.as_deref(), o.dry_run, |e| {
-            bookkeeping::apply_compaction(e, &record)
-        })
-        .map_err(|err| match err {
-            CompactError::Changed { key, what, .. } => CompactError::Changed {
-                key,
-                what,
-                written: written_what.clone(),
-            },
-            other => other,
-        })?;
+        let (updated, side) =
+            prepare_entry_update(target, key, s.session_id.as_deref(), o.dry_run, |e| {
+                bookkeeping::apply_compaction(e, &record)
+            })?;
+        store_side = side;
         store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
-        if !o.dry_run {
-            let op = uuid::Uuid::new_v4().to_string();
-            signal_doc =
-                match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
-                    None => Value::Null,
-                    Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
-                    Some(Err(e)) => json!({"recorded": false, "error": e}),
-                };
-        }
+    }
+    if let Some(side) = transcript_side {
+        commit::commit(side, store_side)?;
+    }
+    if let (Some(key), Some(target), false) = (&s.key, &s.target, o.dry_run) {
+        let op = uuid::Uuid::new_v4().to_string();
+        signal_doc = match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
+            None => Value::Null,
+            Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
+            Some(Err(e)) => json!({"recorded": false, "error": e}),
+        };
     }
     let mut result = Map::new();
     result.insert("summary".into(), json!(summary));
@@ -698,21 +708,20 @@ fn lock_store(
 }
 
 /// Loads the store (under the lock the caller holds, see [`lock_store`]), checks the entry
-/// still names `session_id`, applies `f` and saves (or, dry, only computes). Returns the
-/// entry after.
-fn update_entry(
+/// still names `session_id`, applies `f` and prepares the save (or, dry, only computes).
+/// Returns the entry after, and the prepared store side for [`commit::commit`].
+fn prepare_entry_update(
     target: &crate::targets::StoreTarget,
     key: &str,
     session_id: Option<&str>,
     dry_run: bool,
     f: impl FnOnce(&mut Map<String, Value>),
-) -> Result<Value, CompactError> {
+) -> Result<(Value, Option<StoreSide>), CompactError> {
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
     let Some(mut e) = store.entry(key).cloned() else {
         return Err(CompactError::Changed {
             key: key.to_string(),
             what: "the entry is gone".into(),
-            written: String::new(),
         });
     };
     let now_id = e.get("sessionId").and_then(Value::as_str);
@@ -720,15 +729,15 @@ fn update_entry(
         return Err(CompactError::Changed {
             key: key.to_string(),
             what: format!("sessionId is now {now_id:?}"),
-            written: String::new(),
         });
     }
     f(&mut e);
-    if !dry_run {
-        store.set_entry(key, e.clone());
-        store.save()?;
+    if dry_run {
+        return Ok((Value::Object(e), None));
     }
-    Ok(Value::Object(e))
+    store.set_entry(key, e.clone());
+    let save = store.prepare_save()?;
+    Ok((Value::Object(e), Some(StoreSide { lock: None, save })))
 }
 
 /// `truncate --max-lines N`: the peer's result document.
@@ -739,6 +748,8 @@ pub fn truncate(
     dry_run: bool,
     wait: LockWait,
 ) -> Result<Value, CompactError> {
+    // Never a transcript outside the state dir (dry runs say so too).
+    s.clone().for_writing()?;
     let key = json!(s.key);
     if let Some(e) = &s.entry {
         if e.get("sessionId")
@@ -754,33 +765,35 @@ pub fn truncate(
         return Ok(json!({"ok": true, "key": key, "compacted": false, "reason": "no transcript"}));
     }
     let warning = live_gateway_rule(ctx, dry_run)?;
+    // The store lock first, then the transcript's: a busy store leaves both as they were.
+    let _store_lock = lock_store(s, dry_run, wait)?;
     let _guard = lock(ctx, &s.path, dry_run)?;
-    let plan = truncate::plan(&s.path, max_lines)?;
+    let plan = truncate::plan(&s.file, max_lines)?;
     let Some(lines) = plan.lines else {
         return Ok(json!({"ok": true, "key": key, "compacted": false, "kept": plan.kept}));
     };
-    let _store_lock = lock_store(s, dry_run, wait)?;
-    let archived = if dry_run {
-        crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms)
+    // Written but not yet in place: both sides go in together, below (`commit`).
+    let (transcript_side, archived) = if dry_run {
+        let archived =
+            crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms);
+        (None, archived)
     } else {
-        truncate::apply(&s.path, &lines, ctx.now_ms)?
+        let (side, archived) = truncate::prepare(&s.path, &lines, ctx.now_ms)?;
+        (Some(side), archived)
     };
     let mut doc = json!({"ok": true, "key": key, "compacted": true, "archived": archived.to_string_lossy(), "kept": plan.kept});
     if dry_run {
         doc["dryRun"] = json!(true);
     }
+    let mut store_side = None;
     if let (Some(k), Some(target)) = (&s.key, &s.target) {
-        update_entry(target, k, s.session_id.as_deref(), dry_run, |e| {
+        store_side = prepare_entry_update(target, k, s.session_id.as_deref(), dry_run, |e| {
             bookkeeping::apply_trim(e, ctx.now_ms)
-        })
-        .map_err(|err| match err {
-            CompactError::Changed { key, what, .. } => CompactError::Changed {
-                key,
-                what,
-                written: format!("was trimmed (archive {})", archived.display()),
-            },
-            other => other,
-        })?;
+        })?
+        .1;
+    }
+    if let Some(side) = transcript_side {
+        commit::commit(side, store_side)?;
     }
     if let Some(w) = warning {
         doc["warning"] = json!(w);

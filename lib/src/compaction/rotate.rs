@@ -3,7 +3,8 @@
 //! summarised messages — the latest summarised assistant and its tool results preserved
 //! unless the boundary was hardened, stale settings rows and duplicate user messages
 //! dropped, parents re-linked, thinking signatures stripped, off-branch subtrees first and
-//! the active leaf last. The old transcript is not touched.
+//! the active leaf last. The old transcript is not touched; the successor is put in place
+//! with the store's update ([`super::commit`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -27,9 +28,9 @@ pub enum RotateError {
     /// Reading rows back failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
-    /// Writing the successor failed.
+    /// Writing the successor failed (nothing was changed).
     #[error(transparent)]
-    Write(#[from] crate::atomic_file::AtomicWriteError),
+    Write(#[from] super::commit::CommitError),
 }
 
 impl ExitCode for RotateError {
@@ -84,10 +85,13 @@ impl Successor {
         })
     }
 
-    /// Writes the file atomically (temp, fsync, rename, directory fsync; 0600).
-    pub fn write(&self) -> Result<(), RotateError> {
-        crate::atomic_file::replace_file(&self.path, &self.bytes(), 0o600)?;
-        Ok(())
+    /// Prepares the file (a synced 0600 temp file beside it), put in place with the store
+    /// by [`super::commit::commit`].
+    pub fn prepare(&self) -> Result<super::commit::TranscriptSide, RotateError> {
+        Ok(super::commit::TranscriptSide::create(
+            &self.path,
+            &self.bytes(),
+        )?)
     }
 }
 

@@ -16,13 +16,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
+
+use crate::data_file::{DataFileError, DataPath};
 
 use super::index::{Index, Kind, SlimRow};
 use super::lean;
@@ -43,6 +44,10 @@ pub enum ScanError {
         /// The transcript.
         path: PathBuf,
     },
+    /// The path cannot be used (a link on its way, not a regular file) or the system
+    /// refused to open it.
+    #[error(transparent)]
+    Unusable(DataFileError),
     /// The file could not be read.
     #[error("{}: cannot read: {source}", path.display())]
     Io {
@@ -93,9 +98,19 @@ impl ExitCode for ScanError {
     fn exit_code(&self) -> i32 {
         match self {
             ScanError::NotFound { .. } => exit::NOT_FOUND,
-            ScanError::Io { .. } => exit::FAILURE,
+            ScanError::Io { .. } => exit::CANT_CREATE,
+            ScanError::Unusable(e) => e.exit_code(),
             ScanError::Changed { .. } => exit::TEMP_FAIL,
             _ => exit::DATA_ERR,
+        }
+    }
+}
+
+impl From<DataFileError> for ScanError {
+    fn from(e: DataFileError) -> Self {
+        match e {
+            DataFileError::NotFound { path } => ScanError::NotFound { path },
+            e => ScanError::Unusable(e),
         }
     }
 }
@@ -301,6 +316,8 @@ pub type FileOps = Vec<(FileOp, Box<str>)>;
 pub struct Scanned {
     /// The file.
     pub path: PathBuf,
+    /// The file as it is opened again (below its directory, never through a link).
+    pub data: DataPath,
     /// File size in bytes.
     pub bytes: u64,
     /// Whether the file ends with a newline.
@@ -733,8 +750,9 @@ impl MissingResults {
 
 /// Scans `path`: structure, facts and the checks above. Fails on the first line the
 /// gateway would repair, a missing header, or a version older than 3.
-pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
-    let file = File::open(path).map_err(|e| ScanError::io(path, e))?;
+pub fn scan_file(data: &DataPath) -> Result<Scanned, ScanError> {
+    let path = data.path();
+    let file = data.open_read().map_err(ScanError::from)?.into_file();
     // Rows are rarely smaller than 0.6 KB on average; reserve for that many to avoid
     // regrowing the tables (capacity never used is never touched).
     let guess = file
@@ -859,6 +877,7 @@ pub fn scan_file(path: &Path) -> Result<Scanned, ScanError> {
     }
     Ok(Scanned {
         path: path.to_path_buf(),
+        data: data.clone(),
         bytes: total,
         ends_with_newline: total == 0 || last_byte_newline,
         non_blank_lines: non_blank,
@@ -942,7 +961,7 @@ impl Scanned {
         if order.is_empty() {
             return Ok(());
         }
-        let mut file = File::open(&self.path).map_err(|e| ScanError::io(&self.path, e))?;
+        let mut file = self.data.open_read().map_err(ScanError::from)?.into_file();
         let loc_of = |k: usize| {
             self.locs.get(rows[k]).unwrap_or(Loc {
                 line: 0,
@@ -1033,7 +1052,7 @@ mod tests {
             ),
         )
         .unwrap();
-        let s = scan_file(&p).unwrap();
+        let s = scan_file(&DataPath::given(&p)).unwrap();
         assert_eq!(s.index.leaf_id(), Some("b"));
         assert_eq!(s.facts[1].tokens, 3);
         assert_eq!(s.facts[2].usage_tokens(), Some(900.0));
@@ -1049,12 +1068,12 @@ mod tests {
             "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\nnot json\n",
         )
         .unwrap();
-        let e = scan_file(&p).unwrap_err();
+        let e = scan_file(&DataPath::given(&p)).unwrap_err();
         assert_eq!(e.exit_code(), 65);
         assert!(e.to_string().contains(":2:"), "{e}");
         std::fs::write(&p, "{\"type\":\"session\",\"version\":2,\"id\":\"s\"}\n").unwrap();
         assert!(matches!(
-            scan_file(&p).unwrap_err(),
+            scan_file(&DataPath::given(&p)).unwrap_err(),
             ScanError::NeedsMigration { .. }
         ));
     }

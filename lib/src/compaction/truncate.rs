@@ -4,38 +4,32 @@
 //!
 //! Unlike the peer (which renames the original away before renaming the new file in), the
 //! original is hard-linked to its archive name first and the new file is renamed over it,
-//! so the transcript path always holds a whole file, old or new.
+//! so the transcript path always holds a whole file, old or new; and the store is written
+//! with it ([`super::commit`]): a failed store write renames the archive back.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fs::File;
 use std::io::{BufReader, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::data_file::DataPath;
+
+use super::commit::{CommitError, TranscriptSide};
 use crate::artifact::{archive_path, ArchiveReason};
 use crate::exit::{self, ExitCode};
 use crate::transcript::entry::{js_trim, type_of};
 use crate::transcript::reader::{decode_line, scan_lines};
 use crate::transcript::tree::{scan_tree, select_path};
 
-/// A trim that failed; the transcript is unchanged.
+/// A trim that could not be planned; the transcript is unchanged.
 #[derive(Debug, Error)]
 pub enum TruncateError {
     /// The transcript could not be read.
     #[error("{}: cannot read: {source}", path.display())]
     Read {
         /// The transcript.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// Writing the trimmed file or the archive failed.
-    #[error("{}: cannot write: {source}", path.display())]
-    Write {
-        /// The file.
         path: PathBuf,
         /// The error.
         source: std::io::Error,
@@ -49,7 +43,6 @@ impl ExitCode for TruncateError {
                 exit::NOT_FOUND
             }
             TruncateError::Read { .. } => exit::FAILURE,
-            TruncateError::Write { .. } => exit::CANT_CREATE,
         }
     }
 }
@@ -177,14 +170,18 @@ pub fn normalize_lines(header: &str, tail: &[String]) -> Option<Vec<String>> {
     Some(lines)
 }
 
-/// Streams `path` and plans the trim to `max_lines` (at least 1).
-pub fn plan(path: &Path, max_lines: u64) -> Result<TrimPlan, TruncateError> {
+/// Streams `data` and plans the trim to `max_lines` (at least 1).
+pub fn plan(data: &DataPath, max_lines: u64) -> Result<TrimPlan, TruncateError> {
     let max = max_lines.max(1) as usize;
     let tail_max = max - 1;
-    let f = File::open(path).map_err(|source| TruncateError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let path = data.path();
+    let f = data
+        .open_read()
+        .map_err(|e| TruncateError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })?
+        .into_file();
     let mut header: Option<String> = None;
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut total = 0usize;
@@ -233,51 +230,25 @@ pub fn plan(path: &Path, max_lines: u64) -> Result<TrimPlan, TruncateError> {
     }
 }
 
-/// Writes the trimmed lines: `<file>.compact.<uuid>.tmp` (0600, `O_EXCL`, fsync), the
-/// original hard-linked as `<file>.bak.<ts>`, the temp renamed over the original, the
-/// directory fsync'd. Returns the archive path.
-pub fn apply(path: &Path, lines: &[String], now_ms: i64) -> Result<PathBuf, TruncateError> {
-    let werr = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| TruncateError::Write {
-            path: p.clone(),
-            source,
-        }
-    };
+/// Prepares the trimmed lines: a synced temp file beside the transcript (0600, `O_EXCL`)
+/// and the original hard-linked as `<file>.bak.<ts>`, put in place with the store by
+/// [`super::commit::commit`] (the temp renamed over the original, the directory synced).
+/// Returns the archive path too.
+pub fn prepare(
+    path: &Path,
+    lines: &[String],
+    now_ms: i64,
+) -> Result<(TranscriptSide, PathBuf), CommitError> {
     let archived = archive_path(path, ArchiveReason::Bak, now_ms);
-    let mut name = path.as_os_str().to_os_string();
-    name.push(format!(".compact.{}.tmp", uuid::Uuid::new_v4()));
-    let tmp = PathBuf::from(name);
-    let mut content = lines.join("\n");
-    content.push('\n');
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(werr(&tmp))?;
-    let res = f
-        .write_all(content.as_bytes())
-        .and_then(|_| f.sync_all())
-        .map_err(werr(&tmp));
-    drop(f);
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    if let Err(e) = std::fs::hard_link(path, &archived) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(werr(&archived)(e));
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(&archived);
-        return Err(werr(path)(e));
-    }
-    crate::atomic_file::sync_dir(dir).map_err(werr(dir))?;
-    Ok(archived)
+    let side = TranscriptSide::replace(path, Some(&archived), |f| {
+        let mut out = std::io::BufWriter::new(f);
+        for line in lines {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    })?;
+    Ok((side, archived))
 }
 
 #[cfg(test)]

@@ -387,9 +387,10 @@ pub fn plan_trajectories(
     guard: &mut DirGuard,
     overlay: &mut DirOverlay,
     cwd: &Path,
-) -> Vec<PathBuf> {
+) -> PlannedTrajectories {
     let store_dir = paths.real_dir().to_path_buf();
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut ids: Vec<Option<String>> = Vec::new();
     let mut plan = |p: &Path, guard: &DirGuard, out: &mut Vec<PathBuf>| {
         let c = paths.canonical(p);
         if guard.is_regular_inside(p) && !overlay.is_gone(&c) {
@@ -398,6 +399,8 @@ pub fn plan_trajectories(
         }
     };
     for (id, file) in removed.iter() {
+        // Each file planned so far belongs to the sessions before this one.
+        ids.resize(out.len(), None);
         if id.is_some_and(|id| referenced_ids.contains(id)) {
             continue;
         }
@@ -408,6 +411,7 @@ pub fn plan_trajectories(
         if !paths.may_exist(&default_runtime) && !paths.may_exist(&pointer) {
             continue;
         }
+        let session = id.map(str::to_string);
         let pointed = pointer_runtime_file(&pointer, id, cwd);
         let default_canonical = paths.canonical(&default_runtime);
         let mut runtimes = vec![default_runtime.clone()];
@@ -437,8 +441,33 @@ pub fn plan_trajectories(
         if strictly_inside(&store_dir, &paths.canonical(&pointer)) {
             plan(&pointer, guard, &mut out);
         }
+        ids.resize(out.len(), session);
     }
-    out
+    PlannedTrajectories {
+        paths: out,
+        session_ids: ids,
+    }
+}
+
+/// The trajectory sidecars planned for removal ([`plan_trajectories`]), each with its
+/// session (for the pending-archive journal).
+#[derive(Debug, Clone, Default)]
+pub struct PlannedTrajectories {
+    /// The files, in the gateway's order.
+    pub paths: Vec<PathBuf>,
+    /// The session of each file.
+    pub session_ids: Vec<Option<String>>,
+}
+
+impl PlannedTrajectories {
+    /// The files with their sessions, as the journal lists them.
+    pub fn journal_entries(&self) -> Vec<(&Path, Option<&str>)> {
+        self.paths
+            .iter()
+            .zip(&self.session_ids)
+            .map(|(p, id)| (p.as_path(), id.as_deref()))
+            .collect()
+    }
 }
 
 /// One archive-retention rule: archives of `reason` older than `older_than_ms`.
@@ -667,7 +696,8 @@ mod tests {
             };
             let read_back = journal::read_journal(&made)
                 .unwrap()
-                .expect("a journal the reader reads");
+                .expect("a journal the reader reads")
+                .archives;
             assert_eq!(renames(&read_back), renames(&plan));
             // Without a journal asked for, the same plan.
             let (same, none) = plan_with(&removed, &mut DirOverlay::default(), false);

@@ -542,6 +542,53 @@ fn unreferenced_removable(
     (report, files.into_iter().map(|(f, _)| f).collect())
 }
 
+/// The temp files a killed write of this store left, by name in `names` (the sessions
+/// directory's listing): the store's (`<store>.<pid>.<uuid>.tmp`) and its journals'
+/// (`<store>.pending-archives.json.<pid>.<uuid>.tmp`, `….pending-removals.json.…`), whose
+/// writer `pid` is not alive (and is not this process).
+///
+/// The gateway removes a store temp only once it is five minutes old (and counts it as an
+/// unreferenced artifact then); one left by a clawstate write killed a moment ago would
+/// outlive the run that follows. Under the store lock no clawstate writer of this store
+/// is at work, so a temp whose writer is gone is garbage: the caller removes it after the
+/// report is made, uncounted (the report stays the gateway's), and only while no gateway
+/// is live (a gateway in another pid namespace would look dead).
+pub fn dead_writer_temps<'a>(
+    names: impl Iterator<Item = &'a str>,
+    store_path: &Path,
+) -> Vec<&'a str> {
+    let store_base = store_path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if store_base.is_empty() {
+        return Vec::new();
+    }
+    let journals = [
+        format!("{store_base}.pending-archives.json"),
+        format!("{store_base}.pending-removals.json"),
+    ];
+    let me = std::process::id();
+    names
+        .filter(|name| {
+            name.len() > store_base.len()
+                && name.as_bytes()[..store_base.len()].eq_ignore_ascii_case(store_base.as_bytes())
+        })
+        .filter(|name| {
+            let base = match journals.iter().find(|j| is_store_temp(name, j)) {
+                Some(j) => j.as_str(),
+                None if is_store_temp(name, store_base) => store_base,
+                None => return false,
+            };
+            // `<base>.<pid>.<uuid>.tmp`: the pid sits between the base and the last 41 bytes.
+            let pid = name
+                .get(base.len() + 1..name.len() - 41)
+                .and_then(|p| p.parse::<u32>().ok());
+            pid.is_some_and(|pid| pid != me && !crate::process::is_alive(pid))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -590,6 +590,9 @@ pub enum RemovalReason {
     DiskBudget,
     /// An unreferenced artifact (orphan transcript, checkpoint, trajectory, temp, blob).
     Unreferenced,
+    /// The temp file of a store or journal write whose process is gone (killed): not
+    /// counted in the gateway's report.
+    DeadWriterTemp,
 }
 
 impl RemovalReason {
@@ -600,6 +603,7 @@ impl RemovalReason {
             RemovalReason::ArchiveRetention => "archive retention",
             RemovalReason::DiskBudget => "disk budget",
             RemovalReason::Unreferenced => "unreferenced artifact",
+            RemovalReason::DeadWriterTemp => "temp file of a killed write",
         }
     }
 }
@@ -700,11 +704,6 @@ impl DirGuard {
         }
     }
 
-    /// The sessions directory (after realpath) this guard changes.
-    pub fn real_dir(&self) -> &Path {
-        &self.real_dir
-    }
-
     /// The open directory and the C name of `p` when `p` lies directly in it.
     fn at(&self, p: &Path) -> Option<(RawFd, CString)> {
         let fd = self.fd.as_ref()?.as_raw_fd();
@@ -774,6 +773,11 @@ impl DirGuard {
                 Some(kind(m.is_file(), m.file_type().is_symlink(), m.len()))
             }
         }
+    }
+
+    /// The sessions directory (its real path).
+    pub fn real_dir(&self) -> &Path {
+        &self.real_dir
     }
 
     /// Whether `p` (lexically) lies inside the sessions directory.

@@ -11,7 +11,9 @@
 //! Deliberate differences from the gateway (spec README): a malformed store is an error
 //! and never replaced; the store lock is held for the whole run; every write is fsync'd;
 //! nothing outside the sessions directory is deleted or renamed, and symlinks are never
-//! followed out of it (such files are reported in the events instead).
+//! followed out of it (such files are reported in the events instead); the temp file of a
+//! store or journal write whose process is gone is removed at once, uncounted, where the
+//! gateway waits until it is five minutes old (`artifacts::dead_writer_temps`).
 
 pub mod archive;
 pub mod artifacts;
@@ -22,8 +24,10 @@ pub mod disk_budget;
 pub mod files;
 pub mod halves;
 pub mod journal;
+pub mod lifecycle_mutation;
 pub mod missing;
 pub mod paths;
+pub mod removal_journal;
 pub mod report;
 pub mod rules;
 pub mod store_pass;
@@ -47,7 +51,8 @@ use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
     archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
-    plan_trajectories, PlannedArchive, PlannedFileChanges, RemovedSessions, RetentionRule,
+    plan_trajectories, PlannedArchive, PlannedFileChanges, PlannedTrajectories, RemovedSessions,
+    RetentionRule,
 };
 use artifacts::{plan_unreferenced, prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
 use config::{MaintenanceConfig, MaintenanceMode};
@@ -531,8 +536,9 @@ pub fn apply_store(
 ) -> Result<StoreOutcome, CleanupError> {
     let mut paths = session_paths(ctx, target);
     let journal = journal::journal_path(&target.store_path);
-    // A journal left by an interrupted run (nothing else writes it under the store lock).
-    let pending_journal = journal.exists();
+    let removal_journal = removal_journal::removal_journal_path(&target.store_path);
+    // A journal left by an interrupted run (nothing else writes them under the store lock).
+    let pending_journal = journal.exists() || removal_journal.exists();
     // Listed with the store read (without a journal to finish first), the directory's
     // sizes are left for later (`stats_later`), when the budget needs them.
     let sizes_later = !pending_journal && wants_sizes(maintenance);
@@ -577,33 +583,38 @@ pub fn apply_store(
             &referenced,
             &mut guard,
         )?;
+        let has_key = |k: &str| ws.iter().any(|(_, f)| f.key == k);
+        removal_journal::recover_removal_journal(
+            &removal_journal,
+            paths.sessions_dir(),
+            has_key,
+            &referenced,
+            &mut guard,
+        )?;
         // The recovered renames changed the directory: list it again.
         paths.forget_snapshot();
     }
 
-    // Decide everything on the working set, then write the store once.
+    // Decide everything on the working set, then write the store once. The removals and
+    // repairs are decided as the gateway's apply path decides them, then carried out as
+    // its lifecycle mutation does: by trimmed key, on entries still as planned.
+    let mut planned = lifecycle_mutation::Planned::default();
     if opts.fix_missing {
         let m = missing::fix_missing(&mut ws, &paths);
-        r.missing = m.removed;
-        r.repaired = m.repaired.iter().map(|(i, _)| *i).collect();
-        apply_repairs(&mut ws, &mut store, &m.repaired, PassMode::Apply);
+        planned.missing = m.removed;
+        planned.repairs = m.repaired;
     }
     if opts.fix_dm_scope {
-        r.dm_scope =
+        planned.dm_scope =
             rules::retire_dm_scope(&mut ws, ctx.config.dm_scope(), &target.agent_id, active);
-        // The gateway removes an entry only if it is still exactly as planned: a retired
-        // entry whose sessionFile was just repaired no longer is, so it stays (repaired).
-        r.dm_scope.retain(|&i| {
-            let repaired = ws.entry(i).repaired;
-            if repaired {
-                ws.revive(i);
-            }
-            !repaired
-        });
-        for &i in &r.dm_scope {
-            if ws.entry(i).session_id.is_some() {
-                dm_removed.remember(ws.entry(i));
-            }
+    }
+    let settled = lifecycle_mutation::settle(&mut ws, &mut store, planned);
+    r.missing = settled.missing;
+    r.dm_scope = settled.dm_scope;
+    r.repaired = settled.repaired;
+    for &i in &settled.dm_removed {
+        if ws.entry(i).session_id.is_some() {
+            dm_removed.remember(ws.entry(i));
         }
     }
     summary.before_count = ws.len() as u64;
@@ -611,9 +622,26 @@ pub fn apply_store(
         MaintenanceMode::Warn => BudgetMode::WarnOnly,
         MaintenanceMode::Enforce => BudgetMode::Plan,
     };
+    // The temp files of this store's writes killed earlier, removed once the report is
+    // made (see `artifacts::dead_writer_temps`).
+    let dead_temps: Vec<PathBuf> = if mode == MaintenanceMode::Enforce {
+        let snap = paths.snapshot();
+        let names = (0..snap.len()).map(|i| snap.name(i));
+        let temps: Vec<PathBuf> = artifacts::dead_writer_temps(names, &target.store_path)
+            .into_iter()
+            .map(|n| paths.real_dir().join(n))
+            .collect();
+        if !temps.is_empty() && ctx.live_gateway().is_some() {
+            Vec::new()
+        } else {
+            temps
+        }
+    } else {
+        Vec::new()
+    };
     let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));
     let mut archives: Arc<Vec<PlannedArchive>> = Arc::default();
-    let mut trajectories: Vec<PathBuf> = Vec::new();
+    let mut trajectories = PlannedTrajectories::default();
     let mut expired: Vec<PathBuf> = Vec::new();
     if mode == MaintenanceMode::Enforce {
         r.prune_and_cap(&mut ws, now, maintenance, &preserve);
@@ -648,9 +676,25 @@ pub fn apply_store(
                 },
                 || live_session_ids(&ws),
             );
-            let (planned, journal_text) =
+            let (planned, mut journal_text) =
                 plan_archives(&removed, &referenced, &paths, &mut overlay, &clock, true);
             archives = Arc::new(planned);
+            // The removed sessions' trajectory sidecars are planned before the journal is
+            // written, which lists them: a run killed before they are all gone leaves
+            // them to the next run (no entry names them any more).
+            if !removed.is_empty() {
+                trajectories = plan_trajectories(
+                    &removed,
+                    &referenced,
+                    &paths,
+                    &mut guard,
+                    &mut overlay,
+                    ctx.env.cwd(),
+                );
+            }
+            if let Some(text) = journal_text.as_mut() {
+                text.set_removals(&trajectories.journal_entries());
+            }
             if !archives.is_empty() && dm_removed.is_empty() {
                 let prepared = match early_save.take() {
                     Some(h) => join(h),
@@ -685,7 +729,11 @@ pub fn apply_store(
                         },
                         || match &journal_text {
                             Some(text) => journal::write_journal_text(&journal, text),
-                            None => journal::write_journal(&journal, archives.iter()),
+                            None => journal::write_journal_with_removals(
+                                &journal,
+                                archives.iter(),
+                                &trajectories.journal_entries(),
+                            ),
                         },
                     );
                     written.map_err(CleanupError::Journal)?;
@@ -716,16 +764,6 @@ pub fn apply_store(
             // Without renames started early, the sizes are fetched from here on.
             if early.is_none() && sizes_later {
                 paths.snapshot().stat_files_in_background();
-            }
-            if !removed.is_empty() {
-                trajectories = plan_trajectories(
-                    &removed,
-                    &referenced,
-                    &paths,
-                    &mut guard,
-                    &mut overlay,
-                    ctx.env.cwd(),
-                );
             }
             let archived_dirs = archive_dirs(&archives);
             if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
@@ -792,8 +830,41 @@ pub fn apply_store(
     r.repaired.retain(|&i| ws.is_alive(i));
 
     // Record the renames, write the store, then change files in the gateway's order.
-    let journaled = !archives.is_empty() || !dm_archives.is_empty();
+    let journaled =
+        !archives.is_empty() || !dm_archives.is_empty() || !trajectories.paths.is_empty();
     let budget_removed_entries = ws.alive() != alive_before_budget.as_slice();
+    // The budget's removals are recorded before the store write they depend on, with a
+    // key that write removes (none when the store is in place already).
+    let removals_journaled = !budget.planned.is_empty();
+    if removals_journaled {
+        let unless_key = match &early {
+            Some(_) => r.budget.first(),
+            None => [
+                &r.missing,
+                &r.dm_scope,
+                &r.model_run,
+                &r.stale,
+                &r.capped,
+                &r.budget,
+            ]
+            .into_iter()
+            .flatten()
+            .next(),
+        }
+        .map(|&i| ws.key(i));
+        let written =
+            removal_journal::write_removal_journal(&removal_journal, unless_key, &budget.planned);
+        match written {
+            Ok(()) => {}
+            // Nothing is changed yet: the run stops as for the other journal.
+            Err(e) if early.is_none() => return Err(CleanupError::Journal(e)),
+            // The renames are under way: they go on, the removals unrecorded.
+            Err(e) => guard.events.push(FileEvent::Failed {
+                path: removal_journal.clone(),
+                error: e.to_string(),
+            }),
+        }
+    }
     let (underway, saved) = match early {
         Some((underway, first, _)) if budget_removed_entries => {
             let second = store
@@ -808,8 +879,12 @@ pub fn apply_store(
         }
         None => {
             if journaled {
-                journal::write_journal(&journal, archives.iter().chain(&dm_archives))
-                    .map_err(CleanupError::Journal)?;
+                journal::write_journal_with_removals(
+                    &journal,
+                    archives.iter().chain(&dm_archives),
+                    &trajectories.journal_entries(),
+                )
+                .map_err(CleanupError::Journal)?;
             }
             let prepared = match early_save {
                 Some(early) if !budget_removed_entries => early,
@@ -830,6 +905,9 @@ pub fn apply_store(
             drop(underway);
             if journaled {
                 journal::remove_journal(&journal);
+            }
+            if removals_journaled {
+                removal_journal::remove_removal_journal(&removal_journal);
             }
             return Err(e.into());
         }
@@ -868,7 +946,7 @@ pub fn apply_store(
     let made = make_file_changes(
         &PlannedFileChanges {
             archives: &archives,
-            trajectories: &trajectories,
+            trajectories: &trajectories.paths,
             expired: &expired,
             budget: &budget.planned,
             unreferenced: early_unreferenced
@@ -890,6 +968,9 @@ pub fn apply_store(
     guard.sync();
     if journaled {
         journal::remove_journal(&journal);
+    }
+    if removals_journaled {
+        removal_journal::remove_removal_journal(&removal_journal);
     }
     // A change not made as planned (failed, or its file gone meanwhile) leaves the
     // directory otherwise than the plan said: the pruner then lists it.
@@ -931,6 +1012,13 @@ pub fn apply_store(
             ..Default::default()
         },
     };
+    // After the report: the gateway would keep these (younger than its five minutes).
+    for p in &dead_temps {
+        guard.remove_regular(p, files::RemovalReason::DeadWriterTemp);
+    }
+    if !dead_temps.is_empty() {
+        guard.sync();
+    }
     summary.after_count = ws.len() as u64;
     summary.repaired = r.repaired.len() as u64;
     summary.missing = r.missing.len() as u64;

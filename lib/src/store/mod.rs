@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::atomic_file::{replace_file, AtomicWriteError};
+use crate::atomic_file::{AtomicWriteError, PendingReplace};
 use crate::exit::{self, ExitCode};
 use crate::jsjson;
 use file_text::{FileText, FileTextError};
@@ -80,6 +80,14 @@ pub enum StoreError {
         /// The store.
         path: PathBuf,
     },
+}
+
+impl StoreError {
+    /// Whether the store was replaced despite the error (its directory could not be
+    /// synced after the rename).
+    pub fn replaced(&self) -> bool {
+        matches!(self, StoreError::Write(e) if e.replaced())
+    }
 }
 
 impl ExitCode for StoreError {
@@ -374,6 +382,21 @@ impl SessionStore {
     /// Re-normalises every entry (as the gateway does before a save), then writes the
     /// store atomically (0600) unless the bytes would be identical.
     pub fn save(&mut self) -> Result<SaveOutcome, StoreError> {
+        let prepared = self.prepare_save()?;
+        let text = prepared.text.clone();
+        let outcome = prepared.commit()?;
+        if let Some(text) = text {
+            self.disk_text = Some(std::sync::Arc::new(FileText::from(text)));
+            self.changed_on_load = false;
+        }
+        Ok(outcome)
+    }
+
+    /// The first half of [`SessionStore::save`]: every entry re-normalised, the prompt
+    /// blobs written and the new text in a synced temp file beside the store, which
+    /// [`PreparedStoreSave::commit`] puts in place. The store is not touched; dropping the
+    /// result removes the temp file and the blobs this call created.
+    pub fn prepare_save(&mut self) -> Result<PreparedStoreSave, StoreError> {
         let holes = &mut self.holes;
         self.entries.retain(|k, v| match v {
             Value::Object(entry) => {
@@ -386,21 +409,61 @@ impl SessionStore {
             _ => false,
         });
         let (text, blobs) = self.serialize();
+        let mut prepared = PreparedStoreSave::default();
         if !self.changed_on_load
             && self.disk_text.as_deref().map(FileText::as_str) == Some(text.as_str())
         {
-            return Ok(SaveOutcome::Unchanged);
+            return Ok(prepared);
         }
         for blob in &blobs {
+            let existed = std::fs::symlink_metadata(&blob.path).is_ok();
             prompt_blobs::write_blob(blob).map_err(|source| StoreError::Blob {
                 path: blob.path.clone(),
                 source,
             })?;
+            if !existed {
+                prepared.new_blobs.push(blob.path.clone());
+            }
         }
-        replace_file(&self.path, text.as_bytes(), 0o600)?;
-        self.disk_text = Some(std::sync::Arc::new(FileText::from(text)));
-        self.changed_on_load = false;
+        prepared.pending = Some(PendingReplace::prepare(&self.path, text.as_bytes(), 0o600)?);
+        prepared.text = Some(text);
+        Ok(prepared)
+    }
+}
+
+/// A store write prepared by [`SessionStore::prepare_save`], not yet in place.
+#[derive(Debug, Default)]
+pub struct PreparedStoreSave {
+    /// The temp file; `None`: the text is the file's already.
+    pending: Option<PendingReplace>,
+    /// Prompt blobs that did not exist before (removed when this is dropped uncommitted).
+    new_blobs: Vec<PathBuf>,
+    /// The text written.
+    text: Option<String>,
+}
+
+impl PreparedStoreSave {
+    /// Puts the new store in place. On an error the store is as it was, unless the error
+    /// says it was replaced ([`StoreError::replaced`]).
+    pub fn commit(mut self) -> Result<SaveOutcome, StoreError> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(SaveOutcome::Unchanged);
+        };
+        let committed = pending.commit();
+        if committed.as_ref().is_ok() || committed.as_ref().is_err_and(AtomicWriteError::replaced) {
+            // The blobs belong to the store in place.
+            self.new_blobs.clear();
+        }
+        committed?;
         Ok(SaveOutcome::Written)
+    }
+}
+
+impl Drop for PreparedStoreSave {
+    fn drop(&mut self) {
+        for p in &self.new_blobs {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 
