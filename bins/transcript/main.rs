@@ -972,7 +972,9 @@ fn write_rewrite(
         }
     }
     if let Some(b) = new_bytes {
-        clawstate::atomic_file::replace_data_file(file, b, 0o600).or_fail()?;
+        // The file keeps its mode, as the gateway's repair and migrations keep it.
+        let mode = file.mode_or(0o600);
+        clawstate::atomic_file::replace_data_file(file, b, mode).or_fail()?;
     }
     Ok(())
 }

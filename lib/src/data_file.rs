@@ -397,6 +397,16 @@ impl DataPath {
         Ok(self.facts()?.map(|f| f.kind))
     }
 
+    /// The permission bits of the regular file there, else `default`: what a rewrite of
+    /// it keeps, as the gateway keeps them (its repair chmods the new file to the old
+    /// mode; its migrations write over the file, which keeps it).
+    pub fn mode_or(&self, default: u32) -> u32 {
+        match self.facts() {
+            Ok(Some(f)) if f.kind == FileType::RegularFile => f.mode,
+            _ => default,
+        }
+    }
+
     /// Whether a regular file is there (not a link, not a FIFO, not a directory).
     pub fn is_file(&self) -> bool {
         matches!(self.kind(), Ok(Some(FileType::RegularFile)))
@@ -421,21 +431,30 @@ impl DataPath {
 
     /// Opens the regular file for reading.
     pub fn open_read(&self) -> Result<DataFile, DataFileError> {
+        self.open(Access::Read)
+    }
+
+    /// Opens the file as `access` says. A file directly in the trusted directory (the
+    /// usual transcript) is opened by its whole path with `O_NOFOLLOW` on the name (the
+    /// directory is trusted, links and all): one descriptor, as a plain open takes, so a
+    /// tight descriptor limit fails no sooner than before. Deeper ones walk.
+    fn open(&self, access: Access) -> Result<DataFile, DataFileError> {
+        if self.rel_start > 0 && !self.rel().as_os_str().as_bytes().contains(&b'/') {
+            return open_at(rustix::fs::CWD, self.full.as_os_str(), &self.full, access);
+        }
         let (dir, name) = self.open_parent()?;
-        dir.open_file(name, &self.full, Access::Read)
+        dir.open_file(name, &self.full, access)
     }
 
     /// Opens the regular file for appending (and reading); `create` gives the mode of a
     /// new file (`None`: it must exist).
     pub fn open_append(&self, create: Option<u32>) -> Result<DataFile, DataFileError> {
-        let (dir, name) = self.open_parent()?;
-        dir.open_file(name, &self.full, Access::Append { create })
+        self.open(Access::Append { create })
     }
 
     /// Opens the regular file for writing in place (no truncation).
     pub fn open_write(&self) -> Result<DataFile, DataFileError> {
-        let (dir, name) = self.open_parent()?;
-        dir.open_file(name, &self.full, Access::Write)
+        self.open(Access::Write)
     }
 
     /// Reads the whole file (up to the size it had when opened).
@@ -531,77 +550,7 @@ impl DataDir {
         full: &Path,
         access: Access,
     ) -> Result<DataFile, DataFileError> {
-        // Refuse what is not a regular file before opening it: opening a device can have
-        // effects of its own. (The `fstat` after the open is what decides.)
-        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) => match FileType::from_raw_mode(st.st_mode) {
-                FileType::RegularFile => {}
-                FileType::Symlink => {
-                    return Err(DataFileError::Symlink {
-                        path: full.to_path_buf(),
-                        link: full.to_path_buf(),
-                    })
-                }
-                t => {
-                    return Err(DataFileError::NotRegular {
-                        path: full.to_path_buf(),
-                        what: type_name(t),
-                    })
-                }
-            },
-            Err(Errno::NOENT) if matches!(access, Access::Append { create: Some(_) }) => {}
-            Err(Errno::NOENT) => {
-                return Err(DataFileError::NotFound {
-                    path: full.to_path_buf(),
-                })
-            }
-            Err(e) => return Err(DataFileError::io(full, "inspect", e)),
-        }
-        let base = OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let (flags, mode, action) = match access {
-            Access::Read => (OFlags::RDONLY, 0, "read"),
-            Access::Write => (OFlags::WRONLY, 0, "write"),
-            Access::Append { create: None } => (OFlags::RDWR | OFlags::APPEND, 0, "append"),
-            Access::Append { create: Some(m) } => {
-                (OFlags::RDWR | OFlags::APPEND | OFlags::CREATE, m, "append")
-            }
-        };
-        let fd = rustix::fs::openat(&self.fd, name, base | flags, Mode::from_raw_mode(mode as _))
-            .map_err(|e| match e {
-            Errno::LOOP | Errno::MLINK => DataFileError::Symlink {
-                path: full.to_path_buf(),
-                link: full.to_path_buf(),
-            },
-            Errno::NXIO => DataFileError::NotRegular {
-                path: full.to_path_buf(),
-                what: "a FIFO",
-            },
-            Errno::ISDIR => DataFileError::NotRegular {
-                path: full.to_path_buf(),
-                what: "a directory",
-            },
-            Errno::NOENT => DataFileError::NotFound {
-                path: full.to_path_buf(),
-            },
-            e => DataFileError::io(full, action, e),
-        })?;
-        let st = rustix::fs::fstat(&fd).map_err(|e| DataFileError::io(full, "inspect", e))?;
-        let t = FileType::from_raw_mode(st.st_mode);
-        if t != FileType::RegularFile {
-            return Err(DataFileError::NotRegular {
-                path: full.to_path_buf(),
-                what: type_name(t),
-            });
-        }
-        // Regular files ignore O_NONBLOCK; cleared all the same, for what reads them next.
-        if let Ok(fl) = rustix::fs::fcntl_getfl(&fd) {
-            let _ = rustix::fs::fcntl_setfl(&fd, fl - OFlags::NONBLOCK);
-        }
-        Ok(DataFile {
-            file: File::from(fd),
-            path: full.to_path_buf(),
-            facts: FileFacts::of(&st),
-        })
+        open_at(self.fd.as_fd(), name, full, access)
     }
 
     /// Renames `from` to `to`, both plain names in this directory (never through a link:
@@ -691,6 +640,88 @@ impl DataDir {
         self.sync()?;
         Ok(true)
     }
+}
+
+/// Opens `name` relative to `dir` (its last component never followed) as a regular file,
+/// never blocking on a FIFO; `full` names it in errors.
+fn open_at(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &OsStr,
+    full: &Path,
+    access: Access,
+) -> Result<DataFile, DataFileError> {
+    // Refuse what is not a regular file before opening it: opening a device can have
+    // effects of its own. (The `fstat` after the open is what decides.)
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => {}
+            FileType::Symlink => {
+                return Err(DataFileError::Symlink {
+                    path: full.to_path_buf(),
+                    link: full.to_path_buf(),
+                })
+            }
+            t => {
+                return Err(DataFileError::NotRegular {
+                    path: full.to_path_buf(),
+                    what: type_name(t),
+                })
+            }
+        },
+        Err(Errno::NOENT) if matches!(access, Access::Append { create: Some(_) }) => {}
+        Err(Errno::NOENT) => {
+            return Err(DataFileError::NotFound {
+                path: full.to_path_buf(),
+            })
+        }
+        Err(e) => return Err(DataFileError::io(full, "inspect", e)),
+    }
+    let base = OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let (flags, mode, action) = match access {
+        Access::Read => (OFlags::RDONLY, 0, "read"),
+        Access::Write => (OFlags::WRONLY, 0, "write"),
+        Access::Append { create: None } => (OFlags::RDWR | OFlags::APPEND, 0, "append"),
+        Access::Append { create: Some(m) } => {
+            (OFlags::RDWR | OFlags::APPEND | OFlags::CREATE, m, "append")
+        }
+    };
+    let fd = rustix::fs::openat(dir, name, base | flags, Mode::from_raw_mode(mode as _)).map_err(
+        |e| match e {
+            Errno::LOOP | Errno::MLINK => DataFileError::Symlink {
+                path: full.to_path_buf(),
+                link: full.to_path_buf(),
+            },
+            Errno::NXIO => DataFileError::NotRegular {
+                path: full.to_path_buf(),
+                what: "a FIFO",
+            },
+            Errno::ISDIR => DataFileError::NotRegular {
+                path: full.to_path_buf(),
+                what: "a directory",
+            },
+            Errno::NOENT => DataFileError::NotFound {
+                path: full.to_path_buf(),
+            },
+            e => DataFileError::io(full, action, e),
+        },
+    )?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| DataFileError::io(full, "inspect", e))?;
+    let t = FileType::from_raw_mode(st.st_mode);
+    if t != FileType::RegularFile {
+        return Err(DataFileError::NotRegular {
+            path: full.to_path_buf(),
+            what: type_name(t),
+        });
+    }
+    // Regular files ignore O_NONBLOCK; cleared all the same, for what reads them next.
+    if let Ok(fl) = rustix::fs::fcntl_getfl(&fd) {
+        let _ = rustix::fs::fcntl_setfl(&fd, fl - OFlags::NONBLOCK);
+    }
+    Ok(DataFile {
+        file: File::from(fd),
+        path: full.to_path_buf(),
+        facts: FileFacts::of(&st),
+    })
 }
 
 /// What `stat` says of a file (a link itself, not its target).

@@ -119,11 +119,12 @@ fn prepare_err(path: &Path) -> impl Fn(std::io::Error) -> CommitError + '_ {
     }
 }
 
-/// Creates `tmp` (0600, `O_EXCL`, no link followed), fills it with `write` and syncs it;
-/// removes it again on failure.
+/// Creates `tmp` with exactly `mode` (`O_EXCL`, no link followed), fills it with `write`
+/// and syncs it; removes it again on failure.
 fn write_temp(
     tmp: &Path,
     target: &Path,
+    mode: u32,
     write: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<(), CommitError> {
     let mut f = std::fs::OpenOptions::new()
@@ -133,7 +134,9 @@ fn write_temp(
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(tmp)
         .map_err(prepare_err(target))?;
-    let written = write(&mut f)
+    let written = f
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
+        .and_then(|()| write(&mut f))
         .and_then(|()| f.flush())
         .and_then(|()| f.sync_all());
     drop(f);
@@ -147,15 +150,19 @@ impl TranscriptSide {
     /// A replacement of `path` by what `write` writes. The file replaced is linked first
     /// to `backup` (kept: the `.bak` archive) or, without one, to a temp name that undoes
     /// the replacement if the store cannot be written.
+    ///
+    /// The new file gets exactly `mode`: the old file's, where the gateway changes the
+    /// file in place (a compaction appends), 0600 where it writes a new one (`--max-lines`).
     pub fn replace(
         path: &Path,
         backup: Option<&Path>,
+        mode: u32,
         write: impl FnOnce(&mut File) -> std::io::Result<()>,
     ) -> Result<Self, CommitError> {
         let dir = parent_of(path);
         let dir = open_dir(dir).map_err(prepare_err(dir))?;
         let tmp = temp_path_for(path);
-        write_temp(&tmp, path, write)?;
+        write_temp(&tmp, path, mode, write)?;
         let old = OldLink {
             path: backup.map_or_else(|| temp_path_for(path), Path::to_path_buf),
             archive: backup.is_some(),
@@ -178,7 +185,7 @@ impl TranscriptSide {
         let dir = parent_of(path);
         let dir = open_dir(dir).map_err(prepare_err(dir))?;
         let tmp = temp_path_for(path);
-        write_temp(&tmp, path, |f| f.write_all(bytes))?;
+        write_temp(&tmp, path, 0o600, |f| f.write_all(bytes))?;
         Ok(TranscriptSide {
             path: path.to_path_buf(),
             tmp,

@@ -165,7 +165,9 @@ pub fn prepare_appended(
         }
         .into());
     }
-    let side = TranscriptSide::replace(path, None, |out| {
+    // A compaction is an append for the gateway: the file keeps its mode.
+    let mode = data.mode_or(0o600);
+    let side = TranscriptSide::replace(path, None, mode, |out| {
         let copied = std::io::copy(&mut (&mut src).take(bytes), out)?;
         if copied != bytes {
             return Err(std::io::Error::other("short copy"));

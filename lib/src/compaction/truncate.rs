@@ -240,7 +240,8 @@ pub fn prepare(
     now_ms: i64,
 ) -> Result<(TranscriptSide, PathBuf), CommitError> {
     let archived = archive_path(path, ArchiveReason::Bak, now_ms);
-    let side = TranscriptSide::replace(path, Some(&archived), |f| {
+    // The gateway writes the trimmed file anew, `wx` at 0600; the archive keeps the old.
+    let side = TranscriptSide::replace(path, Some(&archived), 0o600, |f| {
         let mut out = std::io::BufWriter::new(f);
         for line in lines {
             out.write_all(line.as_bytes())?;

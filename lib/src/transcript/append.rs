@@ -642,7 +642,8 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         let content = data.read()?;
         let (bytes, l) = linear_to_parent_linked(&content);
         if !req.dry_run {
-            crate::atomic_file::replace_data_file(data, &bytes, 0o600)?;
+            // Kept at its mode: the gateway writes the upgrade over the file.
+            crate::atomic_file::replace_data_file(data, &bytes, data.mode_or(0o600))?;
         }
         upgraded = true;
         leaf = LeafInfo {
