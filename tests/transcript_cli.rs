@@ -248,12 +248,14 @@ fn repair_is_atomic_and_dry_run_changes_nothing() {
     assert_eq!(v["changed"], true);
     assert_eq!(v["droppedLines"], 2);
     assert_eq!(std::fs::read_to_string(&p).unwrap(), damaged);
+    let mode_before = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
     let v = run_json(e.cmd().args(["repair", f, "--json"]));
     assert_eq!(v["droppedLineNumbers"], json!([10, 11]));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), EXAMPLE);
+    // The file keeps its mode, as the gateway's repair keeps it (preserveExistingMode).
     assert_eq!(
-        std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-        0o600
+        std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+        mode_before
     );
     assert!(!p.with_extension("jsonl.lock").exists());
     // Nothing left to do.
