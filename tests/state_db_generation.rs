@@ -425,6 +425,10 @@ fn reads_of_a_2026_7_state_database_find_no_signal_log() {
     assert_eq!(code(&o), 65, "{}", err(&o));
     assert!(err(&o).contains(NEEDS_2026_8), "{}", err(&o));
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // So does follow: no notice will ever be recorded there.
+    let o = sb.watch(T, &["follow", "--for", "1s"]);
+    assert_eq!(code(&o), 65, "{}", err(&o));
+    assert!(err(&o).contains(NEEDS_2026_8), "{}", err(&o));
     assert_eq!(
         snapshot(&sb.state_dir),
         before,

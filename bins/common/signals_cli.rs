@@ -117,14 +117,14 @@ impl DbArgs {
     }
 
     /// Opens the database for a read that answers from the signal log itself (a session's
-    /// state version and changes): a host without the log is an error (65), not an empty
-    /// answer.
+    /// changes since a version, a stream of notices): a host without the log is an error
+    /// (65), not an empty answer.
     pub fn open_log(&self, ctx: &StateContext) -> Result<StateDb, Failure> {
         let db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
         if let Some(why) = db.no_signal_log() {
             return Err(Failure::new(
                 clawstate::exit::DATA_ERR,
-                format!("{why}; there are no state versions or changes to report"),
+                format!("{why}; there are no state versions, changes or notices to report"),
             ));
         }
         Ok(db)
