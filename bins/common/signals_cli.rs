@@ -1,5 +1,5 @@
-//! What `claw-signals` and `claw-watch` share: the `--db` option, key resolution and the
-//! JSON / NDJSON / text printers.
+//! What `claw-signals` and `claw-watch` share: the `--db` and `--schema` options, key
+//! resolution and the JSON / NDJSON / text printers.
 
 #![allow(dead_code)]
 
@@ -9,18 +9,43 @@ use clap::Args;
 use clawstate::context::StateContext;
 use clawstate::jsjson;
 use clawstate::session_key::resolve_store_key;
+use clawstate::signals::generation::HostSchema;
 use clawstate::signals::{Access, StateDb};
 use clawstate::terminal_text::escape_line;
 use serde_json::Value;
 
-use crate::common::{out, Failure, OrFail, OutputMode};
+use crate::common::{note, out, Failure, OrFail, OutputMode};
 
-/// The `--db` option.
+/// The `--db` and `--schema` options.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
     /// The shared state database (default: <stateDir>/state/openclaw.sqlite).
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// The state schema of the host's gateway, which decides what a missing database is
+    /// created as: auto (openclaw.json's meta.lastTouchedVersion; 15 when it has none) or
+    /// N (1 = OpenClaw 2026.7, no signal log: nothing is created; 15 to 17 = 2026.8.1 to
+    /// 2026.9.5: schema 15; 18 or more = 2026.9.6 and later: schema 18). An existing
+    /// database's own schema always decides.
+    #[arg(long, global = true, value_name = "auto|N", default_value = "auto", value_parser = parse_schema)]
+    pub schema: SchemaChoice,
+}
+
+/// A `--schema` value: `auto`, or the state schema the host's gateway uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaChoice(pub Option<i64>);
+
+/// Parses `--schema`: `auto` or a schema number from 1 on.
+fn parse_schema(raw: &str) -> Result<SchemaChoice, String> {
+    if raw == "auto" {
+        return Ok(SchemaChoice(None));
+    }
+    match raw.parse::<i64>() {
+        Ok(n) if raw.bytes().all(|b| b.is_ascii_digit()) && (1..=1_000_000).contains(&n) => {
+            Ok(SchemaChoice(Some(n)))
+        }
+        _ => Err("expected auto or a state schema number (1 = OpenClaw 2026.7, 15 = 2026.8.1, 18 = 2026.9.6)".into()),
+    }
 }
 
 impl DbArgs {
@@ -35,9 +60,74 @@ impl DbArgs {
         }
     }
 
-    /// Opens the database for `access`.
-    pub fn open(&self, ctx: &StateContext, access: Access) -> Result<StateDb, Failure> {
-        StateDb::open(&self.path(ctx), access).or_fail()
+    /// The host's state schema as `--schema` or the config says.
+    pub fn host(&self, ctx: &StateContext) -> HostSchema {
+        HostSchema::of(&ctx.config, self.schema.0)
+    }
+
+    /// Opens the database for `access`. A read of a database without a signal log (OpenClaw
+    /// 2026.7's) sees an empty log and says why on stderr; a writer refuses it (65). An
+    /// explicit `--schema` that an existing database contradicts is noted.
+    pub fn open(&self, prog: &str, ctx: &StateContext, access: Access) -> Result<StateDb, Failure> {
+        let db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
+        self.note_on(prog, &db);
+        Ok(db)
+    }
+
+    /// Opens the database for a command that clears or acknowledges (forget, prune, drain,
+    /// reset, sweep): for reading when `dry_run` or when there is no signal log to change
+    /// (no database, or one without the log: nothing is created or written), else for
+    /// writing. [`StateDb::has_signal_log`] tells which.
+    pub fn open_to_clear(
+        &self,
+        prog: &str,
+        ctx: &StateContext,
+        dry_run: bool,
+    ) -> Result<StateDb, Failure> {
+        let (path, host) = (self.path(ctx), self.host(ctx));
+        let read = StateDb::open_read_as(&path, &host).or_fail()?;
+        let db = if dry_run || !read.has_signal_log() {
+            read
+        } else {
+            drop(read);
+            StateDb::open_write_as(&path, &host).or_fail()?
+        };
+        self.note_on(prog, &db);
+        Ok(db)
+    }
+
+    /// Says on stderr why an opened database has no signal log, or that it contradicts an
+    /// explicit `--schema`.
+    fn note_on(&self, prog: &str, db: &StateDb) {
+        if let Some(why) = db.no_signal_log() {
+            note(prog, &format!("{why}; the signal log reads as empty"));
+        }
+        if let Some(n) = self.schema.0 {
+            if db.has_signal_log() && !db.was_created() && db.user_version() != n {
+                note(
+                    prog,
+                    &format!(
+                        "--schema {n} ignored: {} is at state schema {} (an existing database's own schema decides)",
+                        clawstate::terminal_text::escape_path(db.path()),
+                        db.user_version()
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Opens the database for a read that answers from the signal log itself (a session's
+    /// changes since a version, a stream of notices): a host without the log is an error
+    /// (65), not an empty answer.
+    pub fn open_log(&self, ctx: &StateContext) -> Result<StateDb, Failure> {
+        let db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
+        if let Some(why) = db.no_signal_log() {
+            return Err(Failure::new(
+                clawstate::exit::DATA_ERR,
+                format!("{why}; there are no state versions, changes or notices to report"),
+            ));
+        }
+        Ok(db)
     }
 }
 

@@ -32,14 +32,20 @@ const PROG: &str = "claw-signals";
 /// The log lives in <stateDir>/state/openclaw.sqlite (override with --db): one row per
 /// recorded state change, a head (state version) per session, and the watchers' cursors.
 /// Every change is one BEGIN IMMEDIATE transaction with a 5 s busy timeout, safe next to a
-/// running gateway. A missing database is created in the canonical schema-15 form the
-/// gateway accepts (directory 0700, file 0600, WAL); reads of a missing database see an
-/// empty log. Schemas 15 to 18 are written; a newer one is only read.
+/// running gateway. Schemas 15 to 18 are written; a newer one is only read. A missing
+/// database is created in the canonical schema of the host's release (--schema, else
+/// openclaw.json's meta.lastTouchedVersion: 18 for 2026.9.6 and later, else 15), directory
+/// 0700, file 0600, WAL; reads of a missing database see an empty log.
+///
+/// The signal log needs OpenClaw 2026.8 or later: on a 2026.7 host (state schema 1, or no
+/// database and a 2026.7 config) nothing is created or changed; record and changes-since
+/// exit 65, the other commands see an empty log and say so on stderr.
 ///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found (changes-since on an unknown
 /// session), 65 malformed input (event, payload, NDJSON line, a database that is not a
-/// state database or has a newer schema), 73 cannot write, 75 busy (the write lock was
-/// held past the 5 s timeout, or an external supervisor owns the database).
+/// state database or has a newer schema, a host without the signal log), 73 cannot write,
+/// 75 busy (the write lock was held past the 5 s timeout, or an external supervisor owns
+/// the database).
 #[derive(Debug, Parser)]
 #[command(name = "claw-signals", version, about, long_about)]
 struct Cli {
@@ -219,7 +225,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 since,
                 limit,
             };
-            let mut db = db.open(&ctx, Access::Read)?;
+            let mut db = db.open(PROG, &ctx, Access::Read)?;
             let events = journal::list(&mut db, &filter).or_fail()?;
             let rows: Vec<Value> = events.iter().map(Event::to_json).collect();
             print_list(list_mode(mode), &rows, || event_table(&events))
@@ -238,16 +244,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Forget { key, dry_run } => {
             let key = resolve_key(&ctx, &key)?;
             let agent = agent_for(&ctx, &key);
-            let access = if dry_run { Access::Read } else { Access::Write };
-            if !dry_run && !db.path(&ctx).exists() {
+            let mut sdb = db.open_to_clear(PROG, &ctx, dry_run)?;
+            if !dry_run && !sdb.has_signal_log() {
                 let f = journal::Forgotten::default();
+                let why = if sdb.is_missing() {
+                    "no state database"
+                } else {
+                    "no signal log"
+                };
                 return print_doc(mode, &f.to_json(), || {
-                    text_line(&format!(
-                        "nothing to forget for {key} ({agent}): no state database"
-                    ))
+                    text_line(&format!("nothing to forget for {key} ({agent}): {why}"))
                 });
             }
-            let mut sdb = db.open(&ctx, access)?;
             let f = journal::forget(&mut sdb, &key, &agent, dry_run).or_fail()?;
             print_doc(mode, &f.to_json(), || {
                 text_line(&format!(
@@ -261,7 +269,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             })
         }
         Command::Stats => {
-            let mut sdb = db.open(&ctx, Access::Read)?;
+            let mut sdb = db.open(PROG, &ctx, Access::Read)?;
             let s = journal::stats(&mut sdb).or_fail()?;
             let doc = s.to_json(sdb.path());
             print_doc(mode, &doc, || {
@@ -294,7 +302,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let key = resolve_key(&ctx, &key)?;
             let agent = agent_for(&ctx, &key);
-            let mut sdb = db.open(&ctx, Access::Read)?;
+            let mut sdb = db.open(PROG, &ctx, Access::Read)?;
             let mut times = Vec::with_capacity(iterations);
             let mut events = 0;
             for _ in 0..iterations.max(1) {
@@ -410,7 +418,7 @@ fn record(ctx: &StateContext, db: &DbArgs, mode: OutputMode, a: RecordArgs) -> R
     if inputs.is_empty() {
         return Ok(());
     }
-    let mut sdb = db.open(ctx, Access::Write)?;
+    let mut sdb = db.open(PROG, ctx, Access::Write)?;
     let mut recorder = Recorder::new(&sdb);
     let batch = a.stdin;
     let mut printed = String::new();
@@ -496,7 +504,7 @@ fn changes_since(
     let after = parse_version(raw_version)?;
     let key = resolve_key(ctx, raw_key)?;
     let agent = agent_for(ctx, &key);
-    let mut sdb = db.open(ctx, Access::Read)?;
+    let mut sdb = db.open_log(ctx)?;
     let changes =
         journal::changes_since(&mut sdb, &key, &agent, after, limit.unwrap_or(200)).or_fail()?;
     if !changes.has_head
@@ -526,7 +534,7 @@ fn version(
             "version: give session keys, or --all",
         ));
     }
-    let mut sdb = db.open(ctx, Access::Read)?;
+    let mut sdb = db.open(PROG, ctx, Access::Read)?;
     let rows: Vec<Value> = if all {
         journal::heads(&mut sdb)
             .or_fail()?
@@ -579,17 +587,11 @@ fn prune(
         retention_ms: retention_ms.min(i64::MAX as u64) as i64,
         max_rows,
     };
-    let path = db.path(ctx);
-    let access = if dry_run || !path.exists() {
-        Access::Read
-    } else {
-        Access::Write
-    };
-    let mut sdb = db.open(ctx, access)?;
-    let dry = dry_run || sdb.is_missing();
+    let mut sdb = db.open_to_clear(PROG, ctx, dry_run)?;
+    let dry = dry_run || !sdb.has_signal_log();
     let report = retention::prune(&mut sdb, ctx.now_ms, &limits, dry).or_fail()?;
-    if !dry_run && !sdb.is_missing() {
-        retention::mark_pruned(&path, &limits, ctx.now_ms);
+    if !dry {
+        retention::mark_pruned(sdb.path(), &limits, ctx.now_ms);
     }
     print_doc(mode, &report.to_json(), || {
         format!(

@@ -34,10 +34,16 @@ const PROG: &str = "claw-watch";
 /// byte-identical to the gateway's queue lines, `drain` prints and acknowledges them in one
 /// transaction, and `follow` streams them as other processes record events.
 ///
+/// The signal log needs OpenClaw 2026.8 or later: on a 2026.7 host (state schema 1, or no
+/// database and a 2026.7 config) nothing is created or changed; add and follow exit 65, the
+/// other commands see no cursors and say so on stderr. A missing database is created as
+/// claw-signals creates it (see --schema).
+///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (a refused
 /// registration: self-watch or a watcher key that is not agent-qualified; a database that is
-/// not a state database or has a newer schema), 73 cannot write, 75 busy (the write lock was
-/// held past the 5 s timeout, or an external supervisor owns the database).
+/// not a state database or has a newer schema; a host without the signal log), 73 cannot
+/// write, 75 busy (the write lock was held past the 5 s timeout, or an external supervisor
+/// owns the database).
 #[derive(Debug, Parser)]
 #[command(name = "claw-watch", version, about, long_about)]
 struct Cli {
@@ -152,7 +158,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             };
             // Refuse before touching (or creating) the database.
             cursors::check_registration(&watcher, &target).or_fail()?;
-            let mut sdb = db.open(&ctx, Access::Write)?;
+            let mut sdb = db.open(PROG, &ctx, Access::Write)?;
             let with_path = sdb.has_watcher_store_path();
             let r = if ambient {
                 cursors::register_ambient(&mut sdb, &watcher, &target, &agent, ctx.now_ms)
@@ -189,7 +195,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 target: target.map(|t| resolve_key(&ctx, &t)).transpose()?,
                 pending_only: pending,
             };
-            let mut sdb = db.open(&ctx, Access::Read)?;
+            let mut sdb = db.open(PROG, &ctx, Access::Read)?;
             let with_path = sdb.has_watcher_store_path();
             let rows = cursors::list(&mut sdb, &filter).or_fail()?;
             let json_rows: Vec<Value> = rows.iter().map(|c| c.to_json(with_path)).collect();
@@ -201,16 +207,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .transpose()?
                 .into_iter()
                 .collect();
-            let mut sdb = db.open(&ctx, Access::Read)?;
+            let mut sdb = db.open(PROG, &ctx, Access::Read)?;
             let list = notices::pending(&mut sdb, &watchers).or_fail()?;
             print_notices(mode, &list)
         }
         Command::Drain { watcher } => {
             let watcher = resolve_key(&ctx, &watcher)?;
-            if !db.path(&ctx).exists() {
+            let mut sdb = db.open_to_clear(PROG, &ctx, false)?;
+            if !sdb.has_signal_log() {
                 return print_notices(mode, &[]);
             }
-            let mut sdb = db.open(&ctx, Access::Write)?;
             let d = notices::drain(&mut sdb, &watcher, &[], ctx.now_ms).or_fail()?;
             if mode == OutputMode::Json {
                 let acked: Vec<Value> = d.acknowledged.iter().map(Notice::to_json).collect();
@@ -225,12 +231,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => sweep(&ctx, db, mode, all_watchers, dry_run),
         Command::Reset { watcher, dry_run } => {
             let watcher = resolve_key(&ctx, &watcher)?;
-            let path = db.path(&ctx);
-            let n = if dry_run || !path.exists() {
-                let mut sdb = db.open(&ctx, Access::Read)?;
+            let mut sdb = db.open_to_clear(PROG, &ctx, dry_run)?;
+            let n = if dry_run || !sdb.has_signal_log() {
                 cursors::count_for_watcher(&mut sdb, &watcher).or_fail()?
             } else {
-                let mut sdb = db.open(&ctx, Access::Write)?;
                 cursors::reset(&mut sdb, &watcher).or_fail()?
             };
             print_doc(
@@ -271,6 +275,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 until,
                 include_existing: !new_only,
             };
+            // A host without the signal log has nothing to stream: say so (65).
+            drop(db.open_log(&ctx)?);
             let path = db.path(&ctx);
             let fixed = ctx.fixed_clock.then_some(ctx.now_ms);
             let now = move || fixed.unwrap_or_else(clawstate::clock::system_now_ms);
@@ -353,12 +359,11 @@ fn sweep(
     all_watchers: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let path = db.path(ctx);
     let exists = |watcher: &str| {
         all_watchers || presence::session_exists(ctx, watcher, &presence::agent_of(ctx, watcher))
     };
-    if dry_run || !path.exists() {
-        let mut sdb = db.open(ctx, Access::Read)?;
+    let mut sdb = db.open_to_clear(PROG, ctx, dry_run)?;
+    if dry_run || !sdb.has_signal_log() {
         let list: Vec<Notice> = notices::sweep_candidates(&mut sdb)
             .or_fail()?
             .into_iter()
@@ -372,10 +377,9 @@ fn sweep(
             .collect();
         return print_notices(mode, &list);
     }
-    let mut sdb = db.open(ctx, Access::Write)?;
     let list = notices::sweep(&mut sdb, ctx.now_ms, exists).or_fail()?;
     let limits = PruneLimits::default();
     retention::prune(&mut sdb, ctx.now_ms, &limits, false).or_fail()?;
-    retention::mark_pruned(&path, &limits, ctx.now_ms);
+    retention::mark_pruned(sdb.path(), &limits, ctx.now_ms);
     print_notices(mode, &list)
 }

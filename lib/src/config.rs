@@ -138,6 +138,17 @@ impl Config {
         Ok(c)
     }
 
+    /// `meta.lastTouchedVersion`: the OpenClaw release that last wrote the config (every
+    /// release stamps it on each write, e.g. `"2026.7.1"`), trimmed; `None` when absent.
+    pub fn last_touched_version(&self) -> Option<&str> {
+        self.root
+            .get("meta")
+            .and_then(|m| m.get("lastTouchedVersion"))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    }
+
     /// The `session` object, or `Null`.
     pub fn session(&self) -> &Value {
         self.root.get("session").unwrap_or(&Value::Null)

@@ -1,6 +1,14 @@
 //! The shared state database `<stateDir>/state/openclaw.sqlite`: opened exactly as the
-//! gateway opens it (signals spec §1.2), created in the canonical schema-15 form when it is
-//! missing, gated on the schema version, and written only in `BEGIN IMMEDIATE` transactions.
+//! gateway opens it (signals spec §1.2), created when it is missing in the canonical form of
+//! the host's release (schema 15 or 18, [`super::generation`]), gated on the schema version,
+//! and written only in `BEGIN IMMEDIATE` transactions.
+//!
+//! Never a schema the host's gateway cannot open: a database below schema 15 (OpenClaw
+//! 2026.7 writes schema 1, with no signal tables) has no signal log, and a missing one on a
+//! host without the log is not created. Writers refuse both ([`DbError::NoSignalLog`], exit
+//! 65) before they create or open anything; readers see an empty log marked
+//! [`StateDb::no_signal_log`]. A schema-1 file whose WAL is empty is recognised from its
+//! header alone, so not even a `-wal` or `-shm` file appears next to it.
 //!
 //! Reads of a missing database see an empty in-memory copy of the signal tables, so a
 //! read never creates a file.
@@ -27,21 +35,27 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionB
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
+use super::generation::{HostSchema, NoSignalLog, SCHEMA_2026_7, SIGNAL_LOG_SCHEMA};
 use crate::exit::{self, ExitCode};
 
 /// The busy timeout every connection uses (`OPENCLAW_SQLITE_BUSY_TIMEOUT_MS`).
 pub const BUSY_TIMEOUT_MS: u64 = 5000;
-/// The state schema version clawstate creates (openclaw@2026.8.1).
+/// The state schema version clawstate creates when nothing says what the host uses
+/// (openclaw@2026.8.1's, which every release since opens).
 pub const SCHEMA_VERSION: i64 = 15;
 /// The oldest state schema clawstate writes to (the first with the signal tables as shipped).
-pub const OLDEST_WRITABLE_SCHEMA: i64 = 15;
+pub const OLDEST_WRITABLE_SCHEMA: i64 = SIGNAL_LOG_SCHEMA;
 /// The newest state schema clawstate writes to (openclaw@2026.9.6 adds `watcher_store_path`).
 pub const NEWEST_WRITABLE_SCHEMA: i64 = 18;
 /// The `schema_meta.app_version` stamped on a created database: the build whose schema it
 /// reproduces exactly, so the gateway takes its fast path and accepts the file as is.
 pub const SCHEMA_APP_VERSION: &str = "2026.8.1";
+/// The `schema_meta.app_version` stamped on a database created at schema 18.
+pub const SCHEMA_V18_APP_VERSION: &str = "2026.9.6";
 /// The canonical schema-15 DDL of openclaw@2026.8.1, as observed (see the file's header).
 pub const CANONICAL_SCHEMA_SQL: &str = include_str!("schema-v15.sql");
+/// The canonical schema-18 DDL of openclaw@2026.9.6, as observed (see the file's header).
+pub const CANONICAL_SCHEMA_V18_SQL: &str = include_str!("schema-v18.sql");
 /// `PRAGMA journal_size_limit` (64 MiB).
 pub const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// `PRAGMA wal_autocheckpoint` (pages).
@@ -130,14 +144,10 @@ pub enum DbError {
         /// Its `user_version`.
         version: i64,
     },
-    /// The schema predates the one clawstate writes; the gateway must migrate it first.
-    #[error("{path}: state schema version {version} is older than 15; start the OpenClaw gateway once (or run `openclaw doctor --fix`) to migrate it, then retry")]
-    OlderSchema {
-        /// The database.
-        path: PathBuf,
-        /// Its `user_version`.
-        version: i64,
-    },
+    /// The database predates the signal log (OpenClaw 2026.7's schema 1), or there is none
+    /// and the host's release has no signal log: nothing may be created or written.
+    #[error("{0}; nothing was created or changed")]
+    NoSignalLog(NoSignalLog),
     /// A signal table is missing.
     #[error("{path}: not an OpenClaw state database with a signal log (no {table} table)")]
     NotStateDb {
@@ -236,7 +246,7 @@ impl ExitCode for DbError {
     fn exit_code(&self) -> i32 {
         match self {
             DbError::Busy { .. } | DbError::ExternallySupervised { .. } => exit::TEMP_FAIL,
-            DbError::NewerSchema { .. } | DbError::OlderSchema { .. } => exit::DATA_ERR,
+            DbError::NewerSchema { .. } | DbError::NoSignalLog(_) => exit::DATA_ERR,
             DbError::NotStateDb { .. } | DbError::UnexpectedSchema { .. } => exit::DATA_ERR,
             DbError::TooSlow { .. } => exit::FAILURE,
             DbError::UnsupportedFilesystem { .. }
@@ -519,36 +529,50 @@ pub struct StateDb {
     has_machine_state: bool,
     missing: bool,
     created: bool,
+    no_log: Option<NoSignalLog>,
 }
 
 impl StateDb {
-    /// Opens `path` for `access` (see [`Access`]).
+    /// Opens `path` for `access` (see [`Access`]) on a host nothing is known about.
     pub fn open(path: &Path, access: Access) -> Result<StateDb, DbError> {
+        Self::open_as(path, access, &HostSchema::Unknown)
+    }
+
+    /// Opens `path` for `access` on a host whose state schema `host` describes: what a
+    /// missing database is created as, and what a database without a signal log is told.
+    pub fn open_as(path: &Path, access: Access, host: &HostSchema) -> Result<StateDb, DbError> {
         match access {
-            Access::Read => Self::open_read(path),
-            Access::Write => Self::open_write(path),
+            Access::Read => Self::open_read_as(path, host),
+            Access::Write => Self::open_write_as(path, host),
         }
     }
 
-    /// Opens for reading: `busy_timeout`, `query_only`, `trusted_schema = OFF`.
+    /// Opens for reading on a host nothing is known about ([`StateDb::open_read_as`]).
     pub fn open_read(path: &Path) -> Result<StateDb, DbError> {
-        let err = |e| DbError::sqlite(path, e);
-        if !path.exists() {
-            let conn = Connection::open_in_memory().map_err(err)?;
-            harden(&conn).map_err(err)?;
-            let deadline = QueryDeadline::install(&conn);
-            conn.execute_batch(SIGNAL_TABLES_SQL).map_err(err)?;
-            return Ok(StateDb {
-                conn,
-                deadline,
+        Self::open_read_as(path, &HostSchema::Unknown)
+    }
+
+    /// Opens for reading: `busy_timeout`, `query_only`, `trusted_schema = OFF`. A missing
+    /// (or empty) database, and one below schema 15 without the signal tables, read as an
+    /// empty log; the latter, and a missing one on a host without the log, are marked
+    /// [`StateDb::no_signal_log`].
+    pub fn open_read_as(path: &Path, host: &HostSchema) -> Result<StateDb, DbError> {
+        let absent = match std::fs::metadata(path) {
+            Err(_) => true,
+            Ok(m) => m.is_file() && m.len() == 0,
+        };
+        if absent {
+            let no_log = (host.has_signal_log() == Some(false)).then(|| NoSignalLog {
                 path: path.to_path_buf(),
-                user_version: SCHEMA_VERSION,
-                has_store_path: false,
-                has_machine_state: false,
-                missing: true,
-                created: false,
+                db_schema: None,
+                host: host.clone(),
             });
+            return Self::empty_view(path, SCHEMA_VERSION, true, no_log);
         }
+        if let Some(v) = peek_user_version(path).filter(|v| *v == SCHEMA_2026_7) {
+            return Self::empty_view(path, v, false, Some(no_log(path, v, host)));
+        }
+        let err = |e| DbError::sqlite(path, e);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
@@ -561,34 +585,88 @@ impl StateDb {
         };
         conn.execute_batch("PRAGMA query_only = ON;").map_err(err)?;
         keep_wal_on_close(&conn).map_err(err)?;
+        let version = user_version(&conn).map_err(err)?;
+        if (1..OLDEST_WRITABLE_SCHEMA).contains(&version)
+            && !has_signal_tables(&conn).map_err(err)?
+        {
+            drop(conn);
+            return Self::empty_view(path, version, false, Some(no_log(path, version, host)));
+        }
         let mut db = StateDb {
             conn,
             deadline,
             path: path.to_path_buf(),
-            user_version: 0,
+            user_version: version,
             has_store_path: false,
             has_machine_state: false,
             missing: false,
             created: false,
+            no_log: None,
         };
         db.inspect()?;
         Ok(db)
     }
 
-    /// Opens for writing, creating the database (directory 0700, file 0600, WAL, canonical
-    /// schema 15) when it is missing or empty. Refuses schemas outside 15–18, and schemas
-    /// with objects on the tables it touches ([`check_touched_tables`]), before it changes
-    /// anything (even the journal mode).
+    /// An empty in-memory copy of the signal tables standing for `path`.
+    fn empty_view(
+        path: &Path,
+        user_version: i64,
+        missing: bool,
+        no_log: Option<NoSignalLog>,
+    ) -> Result<StateDb, DbError> {
+        let err = |e| DbError::sqlite(path, e);
+        let conn = Connection::open_in_memory().map_err(err)?;
+        harden(&conn).map_err(err)?;
+        let deadline = QueryDeadline::install(&conn);
+        conn.execute_batch(SIGNAL_TABLES_SQL).map_err(err)?;
+        Ok(StateDb {
+            conn,
+            deadline,
+            path: path.to_path_buf(),
+            user_version,
+            has_store_path: false,
+            has_machine_state: false,
+            missing,
+            created: false,
+            no_log,
+        })
+    }
+
+    /// Opens for writing on a host nothing is known about ([`StateDb::open_write_as`]): a
+    /// missing database is created at schema 15.
     pub fn open_write(path: &Path) -> Result<StateDb, DbError> {
+        Self::open_write_as(path, &HostSchema::Unknown)
+    }
+
+    /// Opens for writing, creating the database (directory 0700, file 0600, WAL, the
+    /// canonical schema `host` calls for: [`HostSchema::creation`]) when it is missing or
+    /// empty. Refuses, before it creates or changes anything (even the journal mode): a
+    /// missing database on a host without the signal log, a database below schema 15 or
+    /// above 18, and schemas with objects on the tables it touches
+    /// ([`check_touched_tables`]).
+    pub fn open_write_as(path: &Path, host: &HostSchema) -> Result<StateDb, DbError> {
         let policy = journal_policy(path);
         if policy == JournalPolicy::Unsupported {
             return Err(DbError::UnsupportedFilesystem {
                 path: path.to_path_buf(),
             });
         }
+        let refuse_creation = || {
+            DbError::NoSignalLog(NoSignalLog {
+                path: path.to_path_buf(),
+                db_schema: None,
+                host: host.clone(),
+            })
+        };
         let mut created = false;
         if needs_creation(path) {
-            created = with_state_lifecycle_coordinator(path, || create_database(path, policy))?;
+            let schema = host.creation().ok_or_else(refuse_creation)?;
+            created =
+                with_state_lifecycle_coordinator(path, || create_database(path, policy, schema))?;
+        } else if let Some(v) = peek_user_version(path).filter(|v| *v < OLDEST_WRITABLE_SCHEMA) {
+            if v != 0 {
+                return Err(DbError::NoSignalLog(no_log(path, v, host)));
+            }
         }
         let err = |e| DbError::sqlite(path, e);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -597,10 +675,12 @@ impl StateDb {
         if version == 0 && !created {
             // Another process may be creating it right now (or died doing so): wait for its
             // coordinator, finish the creation if nothing was committed, and look again.
-            created = with_state_lifecycle_coordinator(path, || create_database(path, policy))?;
+            let schema = host.creation().ok_or_else(refuse_creation)?;
+            created =
+                with_state_lifecycle_coordinator(path, || create_database(path, policy, schema))?;
             version = user_version(&conn).map_err(err)?;
         }
-        check_writable_version(path, version)?;
+        check_writable_version(path, version, host)?;
         check_touched_tables(&conn, path)?;
         configure_connection(&conn, path, policy)?;
         keep_wal_on_close(&conn).map_err(err)?;
@@ -613,6 +693,7 @@ impl StateDb {
             has_machine_state: false,
             missing: false,
             created,
+            no_log: None,
         };
         db.inspect()?;
         Ok(db)
@@ -654,6 +735,17 @@ impl StateDb {
     /// Whether the file did not exist (reads see an empty log).
     pub fn is_missing(&self) -> bool {
         self.missing
+    }
+
+    /// Why this host has no signal log (a database below schema 15, or none on a host whose
+    /// release has no log): reads see an empty log, writers refuse. `None` otherwise.
+    pub fn no_signal_log(&self) -> Option<&NoSignalLog> {
+        self.no_log.as_ref()
+    }
+
+    /// Whether this is a signal log that can be written: the file exists and has the log.
+    pub fn has_signal_log(&self) -> bool {
+        !self.missing && self.no_log.is_none()
     }
 
     /// Whether this open created the database.
@@ -901,7 +993,7 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
         .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
 }
 
-fn check_writable_version(path: &Path, version: i64) -> Result<(), DbError> {
+fn check_writable_version(path: &Path, version: i64, host: &HostSchema) -> Result<(), DbError> {
     if version > NEWEST_WRITABLE_SCHEMA {
         return Err(DbError::NewerSchema {
             path: path.to_path_buf(),
@@ -909,12 +1001,48 @@ fn check_writable_version(path: &Path, version: i64) -> Result<(), DbError> {
         });
     }
     if version < OLDEST_WRITABLE_SCHEMA {
-        return Err(DbError::OlderSchema {
-            path: path.to_path_buf(),
-            version,
-        });
+        return Err(DbError::NoSignalLog(no_log(path, version, host)));
     }
     Ok(())
+}
+
+/// Why the database at `path`, at schema `version` (below 15), has no signal log.
+fn no_log(path: &Path, version: i64, host: &HostSchema) -> NoSignalLog {
+    NoSignalLog {
+        path: path.to_path_buf(),
+        db_schema: Some(version),
+        host: host.clone(),
+    }
+}
+
+/// Whether all three signal tables exist.
+fn has_signal_tables(conn: &Connection) -> rusqlite::Result<bool> {
+    for table in SIGNAL_TABLES {
+        if !table_exists(conn, table)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The `user_version` in the database header (bytes 60–63), when the header says it all:
+/// a SQLite file whose WAL is absent or empty, so no newer page 1 can be pending. Reads
+/// 100 bytes and opens nothing else, so no `-wal` or `-shm` file is created.
+fn peek_user_version(path: &Path) -> Option<i64> {
+    use std::io::Read;
+    match std::fs::symlink_metadata(sidecar(path, "-wal")) {
+        Ok(m) if m.len() > 0 => return None,
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return None,
+        _ => {}
+    }
+    let mut header = [0u8; 100];
+    let mut file = crate::data_file::open_named(path).ok()?.into_file();
+    file.read_exact(&mut header).ok()?;
+    if &header[..16] != b"SQLite format 3\0" {
+        return None;
+    }
+    let v = i32::from_be_bytes([header[60], header[61], header[62], header[63]]);
+    Some(i64::from(v))
 }
 
 /// The connection pragmas of §1.2 steps 5–7 (the busy timeout is already set).
@@ -968,9 +1096,14 @@ fn needs_creation(path: &Path) -> bool {
     }
 }
 
-/// Creates the database in the canonical schema-15 form (a no-op returning false when
-/// another process created it first). Runs under the state-lifecycle coordinator.
-fn create_database(path: &Path, policy: JournalPolicy) -> Result<bool, DbError> {
+/// Creates the database in the canonical form of `schema` (18, else 15), stamped with the
+/// `app_version` of the build whose schema it is; a no-op returning false when another
+/// process created it first. Runs under the state-lifecycle coordinator.
+fn create_database(path: &Path, policy: JournalPolicy, schema: i64) -> Result<bool, DbError> {
+    let (schema, app_version, ddl) = match schema {
+        18 => (18, SCHEMA_V18_APP_VERSION, CANONICAL_SCHEMA_V18_SQL),
+        _ => (SCHEMA_VERSION, SCHEMA_APP_VERSION, CANONICAL_SCHEMA_SQL),
+    };
     let create_err = |p: &Path, source| DbError::Create {
         path: p.to_path_buf(),
         source,
@@ -1027,12 +1160,12 @@ fn create_database(path: &Path, policy: JournalPolicy) -> Result<bool, DbError> 
         if objects != 0 {
             return Ok(false);
         }
-        tx.execute_batch(CANONICAL_SCHEMA_SQL)?;
-        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.execute_batch(ddl)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {schema};"))?;
         tx.execute(
             "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, app_version, created_at, updated_at) \
              VALUES ('primary', 'global', ?1, NULL, ?2, ?3, ?3)",
-            rusqlite::params![SCHEMA_VERSION, SCHEMA_APP_VERSION, now],
+            rusqlite::params![schema, app_version, now],
         )?;
         tx.commit()?;
         Ok(true)
@@ -1202,6 +1335,77 @@ mod tests {
         c.execute_batch("PRAGMA user_version = 3;").unwrap();
         drop(c);
         assert_eq!(StateDb::open_write(&path).unwrap_err().exit_code(), 65);
+    }
+
+    #[test]
+    fn the_host_decides_what_a_missing_database_is_created_as() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/openclaw.sqlite");
+        let host71 = HostSchema::Config {
+            version: "2026.7.1".into(),
+            path: dir.path().join("openclaw.json"),
+        };
+        let e = StateDb::open_write_as(&path, &host71).unwrap_err();
+        assert_eq!(e.exit_code(), 65, "{e}");
+        assert!(e.to_string().contains("2026.8 or later"), "{e}");
+        assert!(!path.parent().unwrap().exists(), "nothing is created");
+        let read = StateDb::open_read_as(&path, &host71).unwrap();
+        assert!(read.no_signal_log().is_some() && !read.has_signal_log());
+        let db = StateDb::open_write_as(&path, &HostSchema::Given(18)).unwrap();
+        assert!(db.was_created() && db.has_watcher_store_path());
+        assert_eq!(db.user_version(), 18);
+        let meta: (i64, String) = db
+            .conn()
+            .query_row(
+                "SELECT schema_version, app_version FROM schema_meta WHERE meta_key='primary'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(meta, (18, "2026.9.6".into()));
+        // An existing database decides by its own schema, whatever the host says.
+        drop(db);
+        let again = StateDb::open_write_as(&path, &host71).unwrap();
+        assert_eq!(again.user_version(), 18);
+    }
+
+    #[test]
+    fn a_schema_1_database_is_refused_from_its_header_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openclaw.sqlite");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x); PRAGMA user_version = 1;")
+            .unwrap();
+        drop(c);
+        let listing = || {
+            let mut v: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(listing(), ["openclaw.sqlite"]);
+        let before = std::fs::read(&path).unwrap();
+        let e = StateDb::open_write(&path).unwrap_err();
+        assert!(
+            matches!(&e, DbError::NoSignalLog(n) if n.db_schema == Some(1)),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 65);
+        assert!(e.to_string().contains("OpenClaw 2026.7"), "{e}");
+        let r = StateDb::open_read(&path).unwrap();
+        assert_eq!(r.user_version(), 1);
+        assert!(r.no_signal_log().is_some() && !r.is_missing());
+        drop(r);
+        assert_eq!(listing(), ["openclaw.sqlite"], "no -wal or -shm appeared");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        // With a WAL pending, SQLite itself is asked; the answer is the same.
+        std::fs::write(dir.path().join("openclaw.sqlite-wal"), b"").unwrap();
+        assert_eq!(peek_user_version(&path), Some(1));
+        let host = HostSchema::Given(15);
+        let e = StateDb::open_write_as(&path, &host).unwrap_err();
+        assert!(e.to_string().contains("openclaw doctor --fix"), "{e}");
     }
 
     #[test]

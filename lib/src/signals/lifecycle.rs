@@ -6,12 +6,15 @@
 //! the state database cannot be updated. Unlike the gateway, which only logs it, the failure
 //! is returned as a [`CleanupError`] that says what was left and carries the database's exit
 //! code, so the command ends non-zero instead of reporting a clean success. Nothing happens
-//! when the database does not exist.
+//! when there is no signal log to update: no database, or one without the log (OpenClaw
+//! 2026.7's schema 1, which holds no cursors and which its gateway alone may write), which
+//! is then not even opened by SQLite.
 
 use thiserror::Error;
 
 use super::cursors;
-use super::db::StateDb;
+use super::db::{DbError, StateDb};
+use super::generation::HostSchema;
 use super::journal::{self, Forgotten};
 use crate::context::StateContext;
 use crate::exit::ExitCode;
@@ -63,61 +66,69 @@ impl Left<'_> {
     }
 }
 
+/// Opens the state database for a lifecycle update: for reading when `dry_run`, else for
+/// writing; `None` when there is no signal log to update (no database, or one without the
+/// log), so nothing is created or changed.
+fn open_signal_log(ctx: &StateContext, dry_run: bool) -> Result<Option<StateDb>, DbError> {
+    let path = ctx.layout.state_db_path();
+    if !path.exists() {
+        return Ok(None);
+    }
+    let host = HostSchema::of(&ctx.config, None);
+    let read = StateDb::open_read_as(&path, &host)?;
+    if !read.has_signal_log() {
+        return Ok(None);
+    }
+    if dry_run {
+        return Ok(Some(read));
+    }
+    drop(read);
+    StateDb::open_write_as(&path, &host).map(Some)
+}
+
 /// After a reset of `key`: deletes (or, dry, counts) the cursors `key` holds as a watcher.
-/// `None` when there is no state database.
+/// `None` when there is no signal log.
 pub fn on_session_reset(
     ctx: &StateContext,
     key: &str,
     dry_run: bool,
 ) -> Option<Result<usize, CleanupError>> {
-    let path = ctx.layout.state_db_path();
-    if !path.exists() {
-        return None;
-    }
     let left = Left {
         key,
         dry_run,
         what: "the watch cursors",
         failed: ["could not be counted", "were not reset"],
     };
-    let run = || -> Result<usize, CleanupError> {
-        if dry_run {
-            let mut db = StateDb::open_read(&path).map_err(|e| left.because(&e))?;
-            cursors::count_for_watcher(&mut db, key).map_err(|e| left.because(&e))
-        } else {
-            let mut db = StateDb::open_write(&path).map_err(|e| left.because(&e))?;
-            cursors::reset(&mut db, key).map_err(|e| left.because(&e))
-        }
+    let mut db = match open_signal_log(ctx, dry_run) {
+        Ok(Some(db)) => db,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(left.because(&e))),
     };
-    Some(run())
+    Some(if dry_run {
+        cursors::count_for_watcher(&mut db, key).map_err(|e| left.because(&e))
+    } else {
+        cursors::reset(&mut db, key).map_err(|e| left.because(&e))
+    })
 }
 
 /// After `key` of `agent_id` was deleted: forgets (or, dry, counts) its signal state.
-/// `None` when there is no state database.
+/// `None` when there is no signal log.
 pub fn on_session_deleted(
     ctx: &StateContext,
     key: &str,
     agent_id: &str,
     dry_run: bool,
 ) -> Option<Result<Forgotten, CleanupError>> {
-    let path = ctx.layout.state_db_path();
-    if !path.exists() {
-        return None;
-    }
     let left = Left {
         key,
         dry_run,
         what: "the signal state (events, head, upstream link, watch cursors)",
         failed: ["could not be counted", "was not forgotten"],
     };
-    let run = || -> Result<Forgotten, CleanupError> {
-        let mut db = if dry_run {
-            StateDb::open_read(&path)
-        } else {
-            StateDb::open_write(&path)
-        }
-        .map_err(|e| left.because(&e))?;
-        journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| left.because(&e))
+    let mut db = match open_signal_log(ctx, dry_run) {
+        Ok(Some(db)) => db,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(left.because(&e))),
     };
-    Some(run())
+    Some(journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| left.because(&e)))
 }

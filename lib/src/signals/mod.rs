@@ -3,7 +3,8 @@
 //! `changesSince` reconciliation and retention — exactly as openclaw@2026.8.1 does them,
 //! readable and writable offline and across processes.
 //!
-//! One concept per module: [`db`] (opening, creating, transactions), [`kinds`] (event
+//! One concept per module: [`db`] (opening, creating, transactions), [`generation`]
+//! (which state schema the host's OpenClaw uses), [`kinds`] (event
 //! kinds and producer defaults), [`journal`] (recording, listing, reconciliation, deletion),
 //! [`cursors`] (watch cursors), [`notices`] (notice text, pending, drain, sweep),
 //! [`retention`] (prune and its throttle), [`follow`] (cross-process notice stream),
@@ -14,6 +15,7 @@
 pub mod cursors;
 pub mod db;
 pub mod follow;
+pub mod generation;
 pub mod journal;
 pub mod kinds;
 pub mod lifecycle;
