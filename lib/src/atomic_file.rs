@@ -372,57 +372,6 @@ pub fn open_dir(dir: &Path) -> std::io::Result<File> {
         .open(dir)
 }
 
-/// Renames `from` to `to` (same directory) and makes the rename durable.
-pub fn durable_rename(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::rename(from, to)?;
-    if let Some(dir) = to.parent() {
-        sync_dir(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        })?;
-    }
-    Ok(())
-}
-
-/// Cuts the regular file at `path` down to `len` bytes in place and fsyncs it, never through
-/// a symlink (`O_NOFOLLOW`: a link gives ELOOP).
-pub fn truncate_no_follow(path: &Path, len: u64) -> std::io::Result<()> {
-    let f = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    f.set_len(len)?;
-    f.sync_all()
-}
-
-/// Creates `path` with `bytes` only if it does not exist (`O_EXCL`), durably, with `mode`.
-/// Returns `false` when the file already existed.
-pub fn create_new_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<bool> {
-    let mut f = match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    if let Some(dir) = path.parent() {
-        sync_dir(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        })?;
-    }
-    Ok(true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,14 +475,5 @@ mod tests {
         assert!(replace_file(&dir_target, b"new", 0o600).is_err());
         assert_eq!(std::fs::read(&t).unwrap(), b"old");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
-    }
-
-    #[test]
-    fn create_new_refuses_existing() {
-        let d = tempfile::tempdir().unwrap();
-        let t = d.path().join("a.jsonl");
-        assert!(create_new_file(&t, b"x\n", 0o600).unwrap());
-        assert!(!create_new_file(&t, b"y\n", 0o600).unwrap());
-        assert_eq!(std::fs::read(&t).unwrap(), b"x\n");
     }
 }
