@@ -354,7 +354,7 @@ pub fn transcript(data: &[u8]) {
 
     let p = w.join("t.jsonl");
     std::fs::write(&p, data).unwrap();
-    let from_file = reader::read_file(&p).expect("read_file");
+    let from_file = reader::read_file(&clawstate::data_file::DataPath::given(&p)).expect("read_file");
     assert_eq!(from_file, t, "read_file and parse_bytes disagree");
 
     // Bounded tail reads against the reference.
@@ -376,11 +376,11 @@ pub fn transcript(data: &[u8]) {
             max_chars: 8000,
             now_ms: NOW_MS,
         };
-        if let Err(e) = tail::chat_history(&p, &q) {
+        if let Err(e) = tail::chat_history(&clawstate::data_file::DataPath::given(&p), &q) {
             assert_not_denied("chat_history", &e);
         }
     }
-    if let Err(e) = clawstate::transcript::check::check_file(&p) {
+    if let Err(e) = clawstate::transcript::check::check_file(&clawstate::data_file::DataPath::given(&p)) {
         assert_not_denied("check_file", &e);
     }
 
