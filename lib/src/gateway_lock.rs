@@ -242,6 +242,7 @@ fn is_gateway_argv(argv: &[String]) -> bool {
 mod tests {
     use super::*;
     use crate::exit::ExitCode;
+    use std::fs;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command, Stdio};
 
