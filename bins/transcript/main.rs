@@ -482,10 +482,20 @@ fn tail_cmd(
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(Failure::from_error(PROG, &e)),
     };
+    let mut follower = None;
     if let Some(file) = opened {
         let window = n.max(1) * 20 + 20;
-        let msgs = tail::recent_display_messages(
+        // What is printed first ends where following starts: with --follow, at the end of
+        // the last complete line (a line still being written is printed once it is whole).
+        let io_fail =
+            |e: std::io::Error| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display()));
+        let mut size = file.metadata().map_err(io_fail)?.len();
+        if follow {
+            size = tail::Follower::complete_lines_end(&file, size).map_err(io_fail)?;
+        }
+        let msgs = tail::recent_display_messages_to(
             &file,
+            size,
             n,
             window,
             tail::RECENT_MESSAGES_MAX_BYTES,
@@ -493,8 +503,9 @@ fn tail_cmd(
             raw,
             ctx.now_ms,
         )
-        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
+        .map_err(io_fail)?;
         print_messages(mode, &msgs)?;
+        follower = Some(tail::Follower::at_offset(&s.file, file, size));
     } else if !follow {
         return Err(Failure::new(
             exit::NOT_FOUND,
@@ -504,10 +515,10 @@ fn tail_cmd(
     if !follow {
         return Ok(());
     }
-    let mut f = tail::Follower::at_end(&s.file);
+    let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&s.file));
     loop {
         let mut rows = Vec::new();
-        f.poll(&mut |r| rows.push(r), &mut |ev| {
+        f.poll(&mut |r, seq| rows.push((r, seq)), &mut |ev| {
             let what = match ev {
                 tail::FollowEvent::Truncated => "file truncated; reading from its start",
                 tail::FollowEvent::Replaced => "file replaced; following the new file",
@@ -519,7 +530,7 @@ fn tail_cmd(
         if !rows.is_empty() {
             let msgs: Vec<Value> = rows
                 .iter()
-                .filter_map(|r| history::record_to_message(r, 0, ctx.now_ms))
+                .filter_map(|(r, seq)| history::record_to_message(r, *seq, ctx.now_ms))
                 .collect();
             let msgs = if raw {
                 msgs
