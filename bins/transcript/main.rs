@@ -14,7 +14,8 @@ use clawstate::exit;
 use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::{
-    self, append, check, history, locks, migrate, reader, repair, session, stats, tail, tree,
+    self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
+    tree,
 };
 use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
 use common::{note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
@@ -107,13 +108,31 @@ enum Command {
         /// Session key, sessionId or path.
         session: String,
     },
-    /// The messages the model would receive (after compaction), as JSON.
+    /// The messages the model receives (after compaction and the gateway's replay
+    /// normalisation), as JSON.
+    ///
+    /// Replay drops what the gateway never sends: NO_REPLY-only and transcript-only
+    /// (delivery-mirror, gateway-injected) assistant turns, blank texts, empty and failed
+    /// turns; and merges consecutive turns as the model's API asks (users for
+    /// openai-completions and Anthropic, assistants for openai-completions, Google and
+    /// Anthropic). The API is that of the assistant message that set the current model
+    /// (`api` in the output), or --api; an assistant-first history opens with the gateway's
+    /// `(session bootstrap)` user turn where the API asks for it. Not shown: image
+    /// downscaling, thinking and
+    /// signature policies, tool-call id rewriting and pairing repair, provider plugin hooks,
+    /// heartbeat filtering and history limits.
     Context {
         /// Session key, sessionId or path.
         session: String,
-        /// The agent messages before the LLM conversion.
-        #[arg(long)]
+        /// The agent messages before the replay normalisation and the LLM conversion.
+        #[arg(long, conflicts_with = "no_replay")]
         raw: bool,
+        /// The LLM conversion of the rebuilt context without the replay normalisation.
+        #[arg(long)]
+        no_replay: bool,
+        /// The model API the replay is for (`openai-completions`, `anthropic-messages`, …).
+        #[arg(long, value_name = "API")]
+        api: Option<String>,
     },
     /// Rows by type and role, bytes, estimated and recorded tokens, branches.
     Stats {
@@ -219,7 +238,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             raw,
         } => tail_cmd(&ctx, mode, &session, n, follow, raw),
         Command::Tree { session } => tree_cmd(&ctx, mode, &session),
-        Command::Context { session, raw } => context_cmd(&ctx, &session, raw),
+        Command::Context {
+            session,
+            raw,
+            no_replay,
+            api,
+        } => context_cmd(&ctx, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
         Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
         Command::Repair {
@@ -680,21 +704,38 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
     }
 }
 
-fn context_cmd(ctx: &StateContext, arg: &str, raw: bool) -> Result<(), Failure> {
+fn context_cmd(
+    ctx: &StateContext,
+    arg: &str,
+    raw: bool,
+    no_replay: bool,
+    api: Option<String>,
+) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let c = transcript::build_context(&ix.branch(None)).or_fail()?;
+    let branch = ix.branch(None);
+    let c = transcript::build_context(&branch).or_fail()?;
+    let api = api.or_else(|| context::branch_model_api(&branch));
     let messages = if raw {
         c.messages.clone()
-    } else {
+    } else if no_replay {
         transcript::convert_to_llm(&c.messages)
+    } else {
+        let model_id = c
+            .model
+            .as_ref()
+            .and_then(|m| m.get("modelId"))
+            .and_then(Value::as_str);
+        let policy = context::ReplayPolicy::for_api(api.as_deref(), model_id);
+        context::model_messages(&c.messages, policy, ctx.now_ms)
     };
     let est = transcript::estimate_context_tokens(&c.messages);
     print_json(&json!({
         "messages": messages,
         "thinkingLevel": c.thinking_level,
         "model": c.model,
+        "api": api,
         "leafId": ix.leaf_id,
         "estimatedTokens": est.tokens,
     }))
