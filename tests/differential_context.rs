@@ -64,10 +64,12 @@ fn usage(zero: bool) -> Value {
 /// A random assistant message (never with tool calls: those come as pairs).
 fn assistant(r: &mut Rng, ts: i64) -> Value {
     let model = *r.pick(&["m1", "claude-sonnet-4-6"]);
-    let text = |t: &str| json!([{"type": "text", "text": t}]);
+    fn text(t: &str) -> Value {
+        json!([{"type": "text", "text": t}])
+    }
     let (content, stop) = match r.below(12) {
-        0..=2 => (text(format!("answer {ts}").as_str()), "stop"),
-        3..=5 => (text(*r.pick(&SILENT)), "stop"),
+        0..=2 => (text(&format!("answer {ts}")), "stop"),
+        3..=5 => (text(SILENT[r.below(SILENT.len() as u64) as usize]), "stop"),
         6 => (
             json!([{"type": "text", "text": "NO_REPLY"}, {"type": "text", "text": "kept"}]),
             "stop",
