@@ -199,7 +199,7 @@ fn transcripts_read_like_the_peer_reads_them() {
             "{what}: context\n{}",
             first_diff(&ctx, &peer_view["context"])
         );
-        let llm = ours(&home, &["context", f]);
+        let llm = ours(&home, &["context", f, "--no-replay"]);
         assert!(
             llm["messages"] == peer_view["llm"],
             "{what}: llm\n{}",
@@ -286,7 +286,7 @@ fn transcripts_read_like_the_peer_reads_them() {
         let last = v["llm"].as_array().unwrap().last().unwrap();
         assert_eq!(last["content"][0]["text"], "appended by clawstate");
         // Our own reading agrees with the peer's on the appended file.
-        let ctx = ours(&home, &["context", path.to_str().unwrap()]);
+        let ctx = ours(&home, &["context", path.to_str().unwrap(), "--no-replay"]);
         assert!(
             ctx["messages"] == v["llm"],
             "{}: context after append\n{}",

@@ -14,7 +14,8 @@ use clawstate::exit;
 use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::{
-    self, append, check, history, locks, migrate, reader, repair, session, stats, tail, tree,
+    self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
+    tree,
 };
 use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
 use common::{note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
@@ -107,13 +108,31 @@ enum Command {
         /// Session key, sessionId or path.
         session: String,
     },
-    /// The messages the model would receive (after compaction), as JSON.
+    /// The messages the model receives (after compaction and the gateway's replay
+    /// normalisation), as JSON.
+    ///
+    /// Replay drops what the gateway never sends: NO_REPLY-only and transcript-only
+    /// (delivery-mirror, gateway-injected) assistant turns, blank texts, empty and failed
+    /// turns; and merges consecutive turns as the model's API asks (users for
+    /// openai-completions and Anthropic, assistants for openai-completions, Google and
+    /// Anthropic). The API is that of the assistant message that set the current model
+    /// (`api` in the output), or --api; an assistant-first history opens with the gateway's
+    /// `(session bootstrap)` user turn where the API asks for it. Not shown: image
+    /// downscaling, thinking and
+    /// signature policies, tool-call id rewriting and pairing repair, provider plugin hooks,
+    /// heartbeat filtering and history limits.
     Context {
         /// Session key, sessionId or path.
         session: String,
-        /// The agent messages before the LLM conversion.
-        #[arg(long)]
+        /// The agent messages before the replay normalisation and the LLM conversion.
+        #[arg(long, conflicts_with = "no_replay")]
         raw: bool,
+        /// The LLM conversion of the rebuilt context without the replay normalisation.
+        #[arg(long)]
+        no_replay: bool,
+        /// The model API the replay is for (`openai-completions`, `anthropic-messages`, …).
+        #[arg(long, value_name = "API")]
+        api: Option<String>,
     },
     /// Rows by type and role, bytes, estimated and recorded tokens, branches.
     Stats {
@@ -219,7 +238,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             raw,
         } => tail_cmd(&ctx, mode, &session, n, follow, raw),
         Command::Tree { session } => tree_cmd(&ctx, mode, &session),
-        Command::Context { session, raw } => context_cmd(&ctx, &session, raw),
+        Command::Context {
+            session,
+            raw,
+            no_replay,
+            api,
+        } => context_cmd(&ctx, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
         Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
         Command::Repair {
@@ -496,10 +520,20 @@ fn tail_cmd(
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(Failure::from_error(PROG, &e)),
     };
+    let mut follower = None;
     if let Some(file) = opened {
         let window = n.max(1) * 20 + 20;
-        let msgs = tail::recent_display_messages(
+        // What is printed first ends where following starts: with --follow, at the end of
+        // the last complete line (a line still being written is printed once it is whole).
+        let io_fail =
+            |e: std::io::Error| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display()));
+        let mut size = file.metadata().map_err(io_fail)?.len();
+        if follow {
+            size = tail::Follower::complete_lines_end(&file, size).map_err(io_fail)?;
+        }
+        let msgs = tail::recent_display_messages_to(
             &file,
+            size,
             n,
             window,
             tail::RECENT_MESSAGES_MAX_BYTES,
@@ -507,8 +541,9 @@ fn tail_cmd(
             raw,
             ctx.now_ms,
         )
-        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
+        .map_err(io_fail)?;
         print_messages(mode, &msgs)?;
+        follower = Some(tail::Follower::at_offset(&s.file, file, size));
     } else if !follow {
         return Err(Failure::new(
             exit::NOT_FOUND,
@@ -518,10 +553,10 @@ fn tail_cmd(
     if !follow {
         return Ok(());
     }
-    let mut f = tail::Follower::at_end(&s.file);
+    let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&s.file));
     loop {
         let mut rows = Vec::new();
-        f.poll(&mut |r| rows.push(r), &mut |ev| {
+        f.poll(&mut |r, seq| rows.push((r, seq)), &mut |ev| {
             let what = match ev {
                 tail::FollowEvent::Truncated => "file truncated; reading from its start",
                 tail::FollowEvent::Replaced => "file replaced; following the new file",
@@ -533,7 +568,7 @@ fn tail_cmd(
         if !rows.is_empty() {
             let msgs: Vec<Value> = rows
                 .iter()
-                .filter_map(|r| history::record_to_message(r, 0, ctx.now_ms))
+                .filter_map(|(r, seq)| history::record_to_message(r, *seq, ctx.now_ms))
                 .collect();
             let msgs = if raw {
                 msgs
@@ -683,21 +718,38 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
     }
 }
 
-fn context_cmd(ctx: &StateContext, arg: &str, raw: bool) -> Result<(), Failure> {
+fn context_cmd(
+    ctx: &StateContext,
+    arg: &str,
+    raw: bool,
+    no_replay: bool,
+    api: Option<String>,
+) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let c = transcript::build_context(&ix.branch(None)).or_fail()?;
+    let branch = ix.branch(None);
+    let c = transcript::build_context(&branch).or_fail()?;
+    let api = api.or_else(|| context::branch_model_api(&branch));
     let messages = if raw {
         c.messages.clone()
-    } else {
+    } else if no_replay {
         transcript::convert_to_llm(&c.messages)
+    } else {
+        let model_id = c
+            .model
+            .as_ref()
+            .and_then(|m| m.get("modelId"))
+            .and_then(Value::as_str);
+        let policy = context::ReplayPolicy::for_api(api.as_deref(), model_id);
+        context::model_messages(&c.messages, policy, ctx.now_ms)
     };
     let est = transcript::estimate_context_tokens(&c.messages);
     print_json(&json!({
         "messages": messages,
         "thinkingLevel": c.thinking_level,
         "model": c.model,
+        "api": api,
         "leafId": ix.leaf_id,
         "estimatedTokens": est.tokens,
     }))

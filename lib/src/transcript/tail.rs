@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use super::entry::{js_slice_prefix, js_trim};
 use super::history::{self, ChatHistory};
 use super::reader::{scan_lines, ReadError};
-use super::tree::{scan_tree, select_path};
+use super::tree::{scan_tree, select_path, ScanTree};
 use crate::data_file::DataPath;
 
 /// Lines longer than this many bytes are not parsed: a placeholder stands in.
@@ -33,7 +33,18 @@ const OVERSIZED_PLACEHOLDER: &str = "[chat.history omitted: message too large]";
 /// the window does not start at offset 0; `\r\n` endings removed), reading backwards only
 /// as far as needed.
 pub fn read_tail_lines(file: &File, max_bytes: u64, max_lines: usize) -> io::Result<Vec<String>> {
-    let size = file.metadata()?.len();
+    read_tail_lines_to(file, file.metadata()?.len(), max_bytes, max_lines)
+}
+
+/// [`read_tail_lines`] of the file's first `size` bytes (what it held when a reader
+/// looked at it: bytes appended since are left to a [`Follower`]).
+pub fn read_tail_lines_to(
+    file: &File,
+    size: u64,
+    max_bytes: u64,
+    max_lines: usize,
+) -> io::Result<Vec<String>> {
+    let size = size.min(file.metadata()?.len());
     let window = size.min(max_bytes.max(1024));
     let read_start = size - window;
     let mut out_rev: Vec<String> = Vec::new();
@@ -332,10 +343,23 @@ pub fn recent_messages(
     max_bytes: u64,
     now_ms: i64,
 ) -> io::Result<Vec<Value>> {
-    if max_messages == 0 || file.metadata()?.len() == 0 {
+    let size = file.metadata()?.len();
+    recent_messages_to(file, size, max_messages, max_lines, max_bytes, now_ms)
+}
+
+/// [`recent_messages`] of the file's first `size` bytes.
+fn recent_messages_to(
+    file: &File,
+    size: u64,
+    max_messages: usize,
+    max_lines: usize,
+    max_bytes: u64,
+    now_ms: i64,
+) -> io::Result<Vec<Value>> {
+    if max_messages == 0 || size == 0 {
         return Ok(Vec::new());
     }
-    let lines = read_tail_lines(file, max_bytes, max_lines.max(max_messages))?;
+    let lines = read_tail_lines_to(file, size, max_bytes, max_lines.max(max_messages))?;
     let records: Vec<Value> = lines.iter().filter_map(|l| parse_tail_record(l)).collect();
     let selected = select_active_records(&records, true);
     let refs: Vec<&Value> = selected.iter().map(|&i| &records[i]).collect();
@@ -365,14 +389,27 @@ impl RecentWindow {
         max_bytes: u64,
         now_ms: i64,
     ) -> io::Result<RecentWindow> {
+        let size = file.metadata()?.len();
+        RecentWindow::read_to(file, size, max_messages, max_lines, max_bytes, now_ms)
+    }
+
+    /// [`RecentWindow::read`] of the file's first `size` bytes.
+    fn read_to(
+        file: &File,
+        size: u64,
+        max_messages: usize,
+        max_lines: usize,
+        max_bytes: u64,
+        now_ms: i64,
+    ) -> io::Result<RecentWindow> {
         let mut w = RecentWindow {
             now_ms,
             ..RecentWindow::default()
         };
-        if max_messages == 0 || file.metadata()?.len() == 0 {
+        if max_messages == 0 || size == 0 {
             return Ok(w);
         }
-        w.lines = read_tail_lines(file, max_bytes, max_lines.max(max_messages))?;
+        w.lines = read_tail_lines_to(file, size, max_bytes, max_lines.max(max_messages))?;
         // Per record (object lines, as `parse_tail_record` keeps them): the tree fields,
         // and the line index, visibility and the whole record when it was built anyway.
         let mut trees: Vec<super::partial::TreeFields> = Vec::new();
@@ -481,7 +518,24 @@ pub fn recent_display_messages(
     raw: bool,
     now_ms: i64,
 ) -> io::Result<Vec<Value>> {
-    let w = RecentWindow::read(file, window, window, max_bytes, now_ms)?;
+    let size = file.metadata()?.len();
+    recent_display_messages_to(file, size, n, window, max_bytes, max_chars, raw, now_ms)
+}
+
+/// [`recent_display_messages`] of the file's first `size` bytes: what `tail --follow`
+/// prints before it follows the file from `size` on.
+#[allow(clippy::too_many_arguments)]
+pub fn recent_display_messages_to(
+    file: &File,
+    size: u64,
+    n: usize,
+    window: usize,
+    max_bytes: u64,
+    max_chars: usize,
+    raw: bool,
+    now_ms: i64,
+) -> io::Result<Vec<Value>> {
+    let w = RecentWindow::read_to(file, size, window, window, max_bytes, now_ms)?;
     let lazy = if raw {
         w.messages_from(w.len().saturating_sub(n))
     } else {
@@ -490,7 +544,7 @@ pub fn recent_display_messages(
     if let Some(m) = lazy {
         return Ok(m);
     }
-    let msgs = recent_messages(file, window, window, max_bytes, now_ms)?;
+    let msgs = recent_messages_to(file, size, window, window, max_bytes, now_ms)?;
     Ok(if raw {
         let skip = msgs.len().saturating_sub(n);
         msgs.into_iter().skip(skip).collect()
@@ -546,83 +600,147 @@ fn light_record(v: &Value) -> Value {
 /// Builds the index of `path` by streaming the whole file once.
 pub fn build_index(path: &DataPath) -> Result<TranscriptIndex, ReadError> {
     let f = super::reader::open(path)?;
-    let mut lights: Vec<Value> = Vec::new();
-    let mut visible: Vec<bool> = Vec::new();
-    let mut spans: Vec<(u64, usize)> = Vec::new();
-    scan_lines(f, |l| {
-        let bytes = l.bytes.strip_suffix(b"\r").unwrap_or(l.bytes);
-        let text = String::from_utf8_lossy(bytes);
-        if js_trim(&text).is_empty() {
-            return true;
-        }
-        let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
-            oversized_record(&text, false)
-        } else {
-            match crate::jsjson::parse_value(&text) {
-                Ok(v @ Value::Object(_)) => v,
-                _ => return true,
-            }
-        };
-        visible.push(history::is_visible_record(&rec));
-        lights.push(light_record(&rec));
-        spans.push((l.offset, bytes.len()));
-        true
-    })
-    .map_err(|e| ReadError::io(path.path(), e))?;
-    let refs: Vec<&Value> = lights.iter().collect();
-    let tree = scan_tree(&refs);
-    let active: Vec<usize> = if tree.has_explicit_leaf_update {
-        // buildActiveTreeEntries: walk parents from the leaf (leaf controls included).
-        let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut cur = tree.leaf_id.clone();
-        let mut cycle = false;
-        while let Some(c) = cur.filter(|c| !c.is_empty()) {
-            if !seen.insert(c.clone()) {
-                cycle = true;
-                break;
-            }
-            let Some(&pos) = tree.by_id.get(&c) else {
-                break;
-            };
-            let node = &tree.nodes[pos];
-            out.push(node.index);
-            cur = node.parent_id.as_opt().map(String::from);
-        }
-        if cycle {
-            Vec::new()
-        } else {
-            out.reverse();
-            out
-        }
-    } else {
-        (0..lights.len()).collect()
-    };
-    let number = |rows: &mut dyn Iterator<Item = usize>| -> Vec<IndexedEntry> {
-        let mut seq = 0;
-        rows.filter(|&i| visible[i])
-            .map(|i| {
-                seq += 1;
-                IndexedEntry {
-                    seq,
-                    offset: spans[i].0,
-                    len: spans[i].1,
-                }
-            })
-            .collect()
-    };
-    let entries = number(&mut active.into_iter());
-    let all = visible.iter().filter(|v| **v).count();
+    let scan = IndexScan::read(f).map_err(|e| ReadError::io(path.path(), e))?;
+    let entries = scan
+        .active
+        .iter()
+        .filter(|&&i| scan.visible[i])
+        .enumerate()
+        .map(|(n, &i)| IndexedEntry {
+            seq: n as u64 + 1,
+            offset: scan.spans[i].0,
+            len: scan.spans[i].1,
+        })
+        .collect();
+    let all = scan.visible.iter().filter(|v| **v).count();
     Ok(TranscriptIndex {
         entries,
         all_entries: all,
-        has_tree_entries: tree.has_explicit_leaf_update,
-        leaf_id: if tree.has_explicit_leaf_update {
-            tree.leaf_id
+        has_tree_entries: scan.tree.has_explicit_leaf_update,
+        leaf_id: if scan.tree.has_explicit_leaf_update {
+            scan.tree.leaf_id
         } else {
             None
         },
     })
+}
+
+/// One pass of `readSessionTranscriptIndex` over a file's lines, kept whole: what
+/// [`build_index`] reduces to a [`TranscriptIndex`], and what a [`Follower`] numbers the
+/// rows it prints by.
+struct IndexScan {
+    /// The tree fields of every object record, in file order.
+    lights: Vec<Value>,
+    /// Whether each record is a history message.
+    visible: Vec<bool>,
+    /// (byte offset, byte length) of each record's line.
+    spans: Vec<(u64, usize)>,
+    /// The gateway's tree scan of the records.
+    tree: ScanTree,
+    /// The records of the active path (every record for a linear file), root first;
+    /// empty when the parent links from the leaf run in a cycle.
+    active: Vec<usize>,
+}
+
+impl IndexScan {
+    /// Scans every line `reader` gives (offsets count from its start).
+    fn read<R: Read>(reader: R) -> io::Result<IndexScan> {
+        let mut lights: Vec<Value> = Vec::new();
+        let mut visible: Vec<bool> = Vec::new();
+        let mut spans: Vec<(u64, usize)> = Vec::new();
+        scan_lines(reader, |l| {
+            let bytes = l.bytes.strip_suffix(b"\r").unwrap_or(l.bytes);
+            let text = String::from_utf8_lossy(bytes);
+            if js_trim(&text).is_empty() {
+                return true;
+            }
+            let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
+                oversized_record(&text, false)
+            } else {
+                match crate::jsjson::parse_value(&text) {
+                    Ok(v @ Value::Object(_)) => v,
+                    _ => return true,
+                }
+            };
+            visible.push(history::is_visible_record(&rec));
+            lights.push(light_record(&rec));
+            spans.push((l.offset, bytes.len()));
+            true
+        })?;
+        let refs: Vec<&Value> = lights.iter().collect();
+        let tree = scan_tree(&refs);
+        let active: Vec<usize> = if tree.has_explicit_leaf_update {
+            // buildActiveTreeEntries: walk parents from the leaf (leaf controls included).
+            walk_to_root(&tree, tree.leaf_id.clone()).unwrap_or_default()
+        } else {
+            (0..lights.len()).collect()
+        };
+        Ok(IndexScan {
+            lights,
+            visible,
+            spans,
+            tree,
+            active,
+        })
+    }
+
+    /// The `seq` of the message whose line starts at `offset`: its position on the active
+    /// path; for a row off it, its position on its own branch (the path from the root to
+    /// it); for a row on no path, the number of messages on the active path (what the
+    /// gateway reports for an append it cannot place).
+    fn seq_at(&self, offset: u64, on_path: &[u64]) -> u64 {
+        let count = self.active.iter().filter(|&&i| self.visible[i]).count() as u64;
+        let Ok(row) = self.spans.binary_search_by_key(&offset, |s| s.0) else {
+            return count;
+        };
+        if on_path[row] > 0 {
+            return on_path[row];
+        }
+        let node = self.lights[row]
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.tree.by_id.get(id))
+            .map(|&n| &self.tree.nodes[n])
+            .filter(|n| n.index == row);
+        match node.and_then(|n| walk_to_root(&self.tree, Some(n.id.clone()))) {
+            Some(path) => path.iter().filter(|&&i| self.visible[i]).count() as u64,
+            None => count,
+        }
+    }
+
+    /// The `seq` of every record on the active path (0 for the others), by record.
+    fn active_seqs(&self) -> Vec<u64> {
+        let mut out = vec![0; self.lights.len()];
+        let mut seq = 0;
+        for &i in &self.active {
+            if self.visible[i] {
+                seq += 1;
+                out[i] = seq;
+            }
+        }
+        out
+    }
+}
+
+/// The records from the root to `leaf` through the scan's parent links (leaf controls
+/// included); `None` when the links run in a cycle.
+fn walk_to_root(tree: &ScanTree, leaf: Option<String>) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut cur = leaf;
+    while let Some(c) = cur.filter(|c| !c.is_empty()) {
+        if !seen.insert(c.clone()) {
+            return None;
+        }
+        let Some(&pos) = tree.by_id.get(&c) else {
+            break;
+        };
+        let node = &tree.nodes[pos];
+        out.push(node.index);
+        cur = node.parent_id.as_opt().map(String::from);
+    }
+    out.reverse();
+    Some(out)
 }
 
 /// Reads the message of one indexed entry back from the file.
@@ -826,7 +944,8 @@ pub enum FollowEvent {
     Missing,
 }
 
-/// Follows a transcript as rows are appended to it, surviving truncation and rotation.
+/// Follows a transcript as rows are appended to it, surviving truncation and rotation,
+/// and numbers the messages it reads as `history` does (`seq`, `transcript.md` §3.5).
 #[derive(Debug)]
 pub struct Follower {
     path: DataPath,
@@ -835,7 +954,103 @@ pub struct Follower {
     dev: u64,
     offset: u64,
     pending: Vec<u8>,
+    /// File offset of `pending[0]`.
+    pending_at: u64,
     missing_reported: bool,
+    /// The numbering up to the end of the last complete line read (none yet, or the
+    /// file was truncated or replaced since).
+    numbering: Option<Numbering>,
+}
+
+/// What a [`Follower`] knows of the index numbering at the end of the rows it has read,
+/// enough to number a plain append without reading the file again.
+#[derive(Debug, Default)]
+struct Numbering {
+    /// Messages on the active path.
+    count: u64,
+    /// Whether the file is linear (no parent link updated the leaf): every record is on
+    /// the path, in file order.
+    linear: bool,
+    /// The leaf, when it is the last record, a parent-linked canonical row: a canonical
+    /// row naming it as parent (and no appendMode) extends the active path by itself.
+    tail: Option<String>,
+    /// Every node id of the tree scan (a new row must not reuse one).
+    ids: std::collections::HashSet<String>,
+}
+
+impl Numbering {
+    fn of(scan: &IndexScan) -> Numbering {
+        let count = scan.active.iter().filter(|&&i| scan.visible[i]).count() as u64;
+        let linear = !scan.tree.has_explicit_leaf_update;
+        let tail = scan.lights.last().and_then(|last| {
+            let id = last.get("id").and_then(Value::as_str)?;
+            let plain = super::entry::is_canonical(last)
+                && last.get("appendMode").is_none()
+                && last.get("parentId").is_some()
+                && !js_trim(id).is_empty()
+                && scan.tree.leaf_id.as_deref() == Some(id)
+                && scan.active.last() == Some(&(scan.lights.len() - 1))
+                && scan
+                    .tree
+                    .by_id
+                    .get(id)
+                    .is_some_and(|&n| scan.tree.nodes[n].index == scan.lights.len() - 1);
+            (!linear && plain).then(|| id.to_string())
+        });
+        Numbering {
+            count,
+            linear,
+            tail,
+            ids: scan.tree.by_id.keys().cloned().collect(),
+        }
+    }
+
+    /// The seq of `record` appended after what is numbered, when the numbering can tell
+    /// without the tree scan; `None` when the file has to be scanned again.
+    fn extend(&mut self, record: &Value) -> Option<u64> {
+        let visible = u64::from(history::is_visible_record(record));
+        if self.linear {
+            // No parent link: the file stays linear.
+            if record.get("parentId").is_some() {
+                return None;
+            }
+            self.count += visible;
+            return Some(self.count);
+        }
+        let tail = self.tail.as_deref()?;
+        let id = record.get("id").and_then(Value::as_str)?;
+        let plain = super::entry::is_canonical(record)
+            && record.get("appendMode").is_none()
+            && record.get("parentId").and_then(Value::as_str) == Some(tail)
+            && !js_trim(id).is_empty()
+            && !self.ids.contains(id);
+        if !plain {
+            return None;
+        }
+        self.count += visible;
+        self.ids.insert(id.to_string());
+        self.tail = Some(id.to_string());
+        Some(self.count)
+    }
+}
+
+/// Reads `file` from `pos` to `end` by position (the follower's own offset untouched).
+struct ReadAt<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (self.end.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        let r = self.file.read_at(&mut buf[..n], self.pos)?;
+        self.pos += r as u64;
+        Ok(r)
+    }
 }
 
 impl Follower {
@@ -848,23 +1063,66 @@ impl Follower {
             dev: 0,
             offset: 0,
             pending: Vec::new(),
+            pending_at: 0,
             missing_reported: false,
+            numbering: None,
         };
         if let Ok(file) = path.open_read() {
             let facts = file.facts();
             f.ino = facts.ino;
             f.dev = facts.dev;
             f.offset = facts.size;
+            f.pending_at = facts.size;
             f.file = Some(file.into_file());
         }
         f
     }
 
-    /// Polls once: calls `on_row` for every complete new row (parsed objects only) and
-    /// `on_event` for truncation/rotation. Returns whether anything was read.
+    /// Starts following `path` at byte `offset` of `file`, the open file a reader read up
+    /// to there (so nothing appended in between is missed, nor shown twice).
+    pub fn at_offset(path: &DataPath, file: File, offset: u64) -> Follower {
+        let (ino, dev) = {
+            use std::os::unix::fs::MetadataExt;
+            file.metadata()
+                .map(|m| (m.ino(), m.dev()))
+                .unwrap_or((0, 0))
+        };
+        Follower {
+            path: path.clone(),
+            file: Some(file),
+            ino,
+            dev,
+            offset,
+            pending: Vec::new(),
+            pending_at: offset,
+            missing_reported: false,
+            numbering: None,
+        }
+    }
+
+    /// The end of the last complete (`\n`-terminated) line among the first `size` bytes
+    /// of `file`: where following starts, so a line still being written is read whole.
+    pub fn complete_lines_end(file: &File, size: u64) -> io::Result<u64> {
+        let mut end = size.min(file.metadata()?.len());
+        let mut buf = vec![0u8; 64 * 1024];
+        while end > 0 {
+            let start = end.saturating_sub(buf.len() as u64);
+            let chunk = &mut buf[..(end - start) as usize];
+            file.read_exact_at(chunk, start)?;
+            if let Some(i) = memchr::memrchr(b'\n', chunk) {
+                return Ok(start + i as u64 + 1);
+            }
+            end = start;
+        }
+        Ok(0)
+    }
+
+    /// Polls once: calls `on_row` for every complete new row (parsed objects only) with
+    /// the `seq` `history` gives it, and `on_event` for truncation/rotation. Returns
+    /// whether anything was read.
     pub fn poll(
         &mut self,
-        on_row: &mut dyn FnMut(Value),
+        on_row: &mut dyn FnMut(Value, u64),
         on_event: &mut dyn FnMut(FollowEvent),
     ) -> io::Result<bool> {
         let unusable = |e: crate::data_file::DataFileError| io::Error::other(e.to_string());
@@ -887,15 +1145,13 @@ impl Follower {
             self.file = Some(self.path.open_read().map_err(unusable)?.into_file());
             self.ino = meta.ino;
             self.dev = meta.dev;
-            self.offset = 0;
-            self.pending.clear();
+            self.restart();
             self.missing_reported = false;
         }
         let len = meta.size;
         if len < self.offset {
             on_event(FollowEvent::Truncated);
-            self.offset = 0;
-            self.pending.clear();
+            self.restart();
         }
         if len == self.offset {
             return Ok(false);
@@ -908,17 +1164,63 @@ impl Follower {
         file.take(len - self.offset).read_to_end(&mut buf)?;
         self.offset += buf.len() as u64;
         self.pending.extend_from_slice(&buf);
+        let mut rows: Vec<(u64, Value)> = Vec::new();
         let mut start = 0;
         while let Some(i) = memchr::memchr(b'\n', &self.pending[start..]) {
             let line = &self.pending[start..start + i];
             let text = String::from_utf8_lossy(line);
             if let Some(v) = parse_tail_record(text.trim_end_matches('\r')) {
-                on_row(v);
+                rows.push((self.pending_at + start as u64, v));
             }
             start += i + 1;
         }
         self.pending.drain(..start);
+        self.pending_at += start as u64;
+        let seqs = self.number(&rows)?;
+        for ((_, row), seq) in rows.into_iter().zip(seqs) {
+            on_row(row, seq);
+        }
         Ok(true)
+    }
+
+    /// Reading starts again at the beginning of the file, numbering from scratch.
+    fn restart(&mut self) {
+        self.offset = 0;
+        self.pending.clear();
+        self.pending_at = 0;
+        self.numbering = None;
+    }
+
+    /// The seqs of `rows` (read up to `pending_at`, the end of the last complete line):
+    /// counted on from the last poll for plain appends, else from a scan of the file up to
+    /// there, the index `history` reads.
+    fn number(&mut self, rows: &[(u64, Value)]) -> io::Result<Vec<u64>> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(n) = self.numbering.as_mut() {
+            let seqs: Option<Vec<u64>> = rows.iter().map(|(_, r)| n.extend(r)).collect();
+            if let Some(seqs) = seqs {
+                #[cfg(test)]
+                tests::FAST_NUMBERED.with(|c| c.set(c.get() + 1));
+                return Ok(seqs);
+            }
+        }
+        let Some(file) = self.file.as_ref() else {
+            return Ok(vec![0; rows.len()]);
+        };
+        let scan = IndexScan::read(ReadAt {
+            file,
+            pos: 0,
+            end: self.pending_at,
+        })?;
+        let on_path = scan.active_seqs();
+        let seqs = rows
+            .iter()
+            .map(|(at, _)| scan.seq_at(*at, &on_path))
+            .collect();
+        self.numbering = Some(Numbering::of(&scan));
+        Ok(seqs)
     }
 
     /// The poll interval `tail --follow` uses.
@@ -932,6 +1234,75 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::path::Path;
+
+    thread_local! {
+        /// Polls whose rows the follower numbered without scanning the file.
+        pub(super) static FAST_NUMBERED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[test]
+    fn followed_rows_are_numbered_as_a_full_scan_numbers_them() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        let mut polls = 0;
+        for seed in 0..24u64 {
+            let mut bytes = crate::transcript::testgen::transcript(seed, 60 + seed as usize * 3);
+            if seed % 2 == 0 {
+                // Plain gateway appends after the awkward part.
+                for i in 0..30 {
+                    let parent = if i == 0 {
+                        "e0000".to_string()
+                    } else {
+                        format!("p{}", i - 1)
+                    };
+                    bytes.extend_from_slice(format!("{{\"type\":\"message\",\"id\":\"p{i}\",\"parentId\":\"{parent}\",\"message\":{{\"role\":\"user\",\"content\":\"x\"}}}}\n").as_bytes());
+                }
+            }
+            let mut r = crate::transcript::testgen::Rng::new(seed);
+            let start = r.below(bytes.len() / 2);
+            std::fs::write(&p, &bytes[..start]).unwrap();
+            let file = File::open(&p).unwrap();
+            let path = DataPath::given(&p);
+            let mut f = Follower::at_offset(&path, file, start as u64);
+            let mut written = start;
+            let mut seen_end = start;
+            while written < bytes.len() {
+                let n = if r.chance(10) {
+                    1 + r.below(300_000)
+                } else {
+                    1 + r.below(400)
+                };
+                let n = n.min(bytes.len() - written);
+                let mut out = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+                out.write_all(&bytes[written..written + n]).unwrap();
+                drop(out);
+                written += n;
+                let mut got = Vec::new();
+                f.poll(&mut |row, seq| got.push((row, seq)), &mut |_| {})
+                    .unwrap();
+                polls += 1;
+                // What a scan of the complete lines written so far says of the new ones.
+                let end = memchr::memrchr(b'\n', &bytes[..written]).map_or(0, |i| i + 1);
+                let end = end.max(seen_end);
+                let scan = IndexScan::read(&bytes[..end]).unwrap();
+                let on_path = scan.active_seqs();
+                let mut want = Vec::new();
+                let mut at = seen_end;
+                while at < end {
+                    let nl = memchr::memchr(b'\n', &bytes[at..end]).unwrap() + at;
+                    let text = String::from_utf8_lossy(&bytes[at..nl]);
+                    if let Some(v) = parse_tail_record(text.trim_end_matches('\r')) {
+                        want.push((v, scan.seq_at(at as u64, &on_path)));
+                    }
+                    at = nl + 1;
+                }
+                seen_end = end;
+                assert!(got == want, "seed {seed} at {written}: {got:?} vs {want:?}");
+            }
+        }
+        let fast = FAST_NUMBERED.with(|c| c.get());
+        assert!(fast > 40 && fast < polls, "{fast} of {polls}");
+    }
 
     #[test]
     fn tail_lines_match_the_window_rules() {
