@@ -23,16 +23,12 @@ use serde_json::{json, Value};
 
 const MAIN: &str = "agent:main:main";
 const B: &str = "agent:main:field-b";
-
 /// Real turns of every kind on two sessions: plain (plain and streamed), a tool call,
-/// NO_REPLY, a failed turn.
+/// NO_REPLY, a failed turn. The gateway records the failed turn's entry as `done`, and
+/// about 15 s later rewrites its `status` as `failed` (even after later turns): the end
+/// waits for that rewrite, so nothing changes under the checks.
 fn drive_turns(gw: &Gateway) {
     assert_eq!(gw.chat(MAIN, "hello there"), "ack: hello there");
-    assert_eq!(
-        gw.chat_streamed(MAIN, "look it up [[tool:get_goal]]"),
-        field_support::model::AFTER_TOOL
-    );
-    gw.chat(MAIN, "stay quiet [[noreply]]");
     let failed = gw.chat_raw(MAIN, "this one fails [[error]]", false);
     assert!(
         failed.status >= 400,
@@ -40,8 +36,14 @@ fn drive_turns(gw: &Gateway) {
         failed.status,
         failed.body
     );
+    assert_eq!(
+        gw.chat_streamed(MAIN, "look it up [[tool:get_goal]]"),
+        field_support::model::AFTER_TOOL
+    );
+    gw.chat(MAIN, "stay quiet [[noreply]]");
     assert_eq!(gw.chat(B, "first"), "ack: first");
     gw.chat(B, "second [[tool:get_goal]]");
+    gw.wait_for_status(MAIN, "failed");
 }
 
 #[test]
@@ -98,6 +100,7 @@ fn field_live_gateway_refuses_writes_from_any_environment() {
     let Some(mut f) = Field::new() else { return };
     f.gw.start();
     drive_turns(&f.gw);
+    f.gw.settle();
     let pid = f.gw.pid();
     let caller = tempfile::tempdir().unwrap();
     let agents = f.gw.state.join("agents");

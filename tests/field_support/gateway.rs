@@ -180,6 +180,56 @@ impl Gateway {
         let _ = child.wait();
     }
 
+    /// Waits until the gateway is idle: it finishes a turn's bookkeeping (the store's
+    /// `status`, `endedAt`, usage; trajectory files) after the HTTP reply, so a check that
+    /// compares files waits for the sessions directory to stop changing (no entry
+    /// `running`, the same names, sizes and store bytes over one second). A hang guard of
+    /// 60 s, not a speed check.
+    pub fn settle(&self) {
+        let fingerprint = || {
+            let mut names: Vec<(String, u64)> = std::fs::read_dir(self.sessions_dir())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| {
+                    let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                    (e.file_name().to_string_lossy().into_owned(), len)
+                })
+                .collect();
+            names.sort();
+            let store =
+                std::fs::read(self.sessions_dir().join("sessions.json")).unwrap_or_default();
+            (names, store)
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (mut last, mut stable) = (fingerprint(), 0);
+        while stable < 5 {
+            if Instant::now() > deadline {
+                panic!("the gateway never went idle:\n{}", self.log_tail());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let now = fingerprint();
+            let running = String::from_utf8_lossy(&now.1).contains("\"status\": \"running\"");
+            stable = if now == last && !running {
+                stable + 1
+            } else {
+                0
+            };
+            last = now;
+        }
+    }
+
+    /// Waits (at most 60 s) until the store entry `key` has `status` equal to `status`.
+    pub fn wait_for_status(&self, key: &str, status: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.store()[key]["status"] != json!(status) {
+            if Instant::now() > deadline {
+                panic!("{key} never became {status:?}: {}", self.store()[key]);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The gateway's pid while it runs.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("the gateway runs").id()

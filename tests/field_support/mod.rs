@@ -128,6 +128,7 @@ pub fn assert_same_json(ours: &Value, theirs: &Value, what: &str) {
 /// `claw-sessions list --json` equals `openclaw sessions --json` on the gateway's state
 /// (`ageMs` may differ by the time between the two runs).
 pub fn assert_listing_matches(gw: &Gateway) {
+    gw.settle();
     let now = crate::support::now_ms().to_string();
     let mut ours = claw_json({
         let mut c = gw.claw("claw-sessions");
@@ -159,6 +160,7 @@ pub fn assert_listing_matches(gw: &Gateway) {
 /// `claw-transcript history KEY --json --include-tools` equals the gateway's own
 /// `sessions_history` (through `/tools/invoke`, requested by the session itself).
 pub fn assert_history_matches(gw: &Gateway, key: &str) {
+    gw.settle();
     let ours = claw_json({
         let mut c = gw.claw("claw-transcript");
         c.args(["history", key, "--json", "--include-tools"]);
@@ -181,6 +183,7 @@ pub fn assert_history_matches(gw: &Gateway, key: &str) {
 /// `claw-sessions cleanup --dry-run --json FLAGS` is byte for byte `openclaw sessions
 /// cleanup --dry-run --json FLAGS` on the gateway's state.
 pub fn assert_cleanup_preview_matches(gw: &Gateway, flags: &[&str]) {
+    gw.settle();
     let now = crate::support::now_ms().to_string();
     let o = gw
         .claw("claw-sessions")
@@ -294,6 +297,7 @@ pub fn seen_in_context(context: &Value) -> Vec<Seen> {
 /// drives the turn `text` on `key` and compares the model's request with the context
 /// clawstate printed just before (plus the new user message).
 pub fn assert_context_is_the_model_request(gw: &Gateway, model: &FakeModel, key: &str, text: &str) {
+    gw.settle();
     let context = claw_json({
         let mut c = gw.claw("claw-transcript");
         c.args(["context", key, "--json"]);
