@@ -46,8 +46,9 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A gateway installation (not started) whose provider is `model`.
-    pub fn new(peer: &Path, model: &FakeModel) -> Gateway {
+    /// A gateway installation (not started) whose provider is `model`, with `patch` merged
+    /// into the suite's config (objects merged key by key, `null` removes).
+    pub fn new(peer: &Path, model: &FakeModel, patch: &Value) -> Gateway {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical tempdir");
         let (home, state, tmp) = (
@@ -81,6 +82,8 @@ impl Gateway {
                     "contextWindow": 32000, "maxTokens": 1024}]
             }}}
         });
+        let mut config = config;
+        merge(&mut config, patch);
         std::fs::write(
             state.join("openclaw.json"),
             serde_json::to_string_pretty(&config).expect("config"),
@@ -386,6 +389,25 @@ impl Drop for Gateway {
             eprintln!("gateway log (last lines):\n{}", self.log_tail());
         }
         self.stop();
+    }
+}
+
+/// RFC 7386 merge of `patch` into `target`.
+pub fn merge(target: &mut Value, patch: &Value) {
+    let Value::Object(p) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = json!({});
+    }
+    let t = target.as_object_mut().expect("object");
+    for (k, v) in p {
+        if v.is_null() {
+            t.remove(k);
+        } else {
+            merge(t.entry(k.clone()).or_insert(Value::Null), v);
+        }
     }
 }
 

@@ -28,13 +28,25 @@ pub struct Field {
 }
 
 impl Field {
-    /// A new field, or `None` when the peer cannot run here. At most [`SLOTS`] fields exist
-    /// at once (a gateway takes most of a core while it starts, and about 800 MB).
+    /// A new field with the suite's config, or `None` when the peer cannot run here.
+    ///
+    /// The config sets `agents.defaults.contextTokens` to the fake model's window: an entry
+    /// without `contextTokens` (one the gateway's `sessions.reset` wrote, or whose first turn
+    /// failed) lists as the configured model's `contextWindow` in `openclaw sessions` (its
+    /// model catalog), and as 200000 in `claw-sessions list`, which reads only the entry and
+    /// `agents.defaults`; see `field_listing_of_an_entry_without_context_tokens`.
     pub fn new() -> Option<Field> {
+        Field::with_config(&json!({"agents": {"defaults": {"contextTokens": 32000}}}))
+    }
+
+    /// A new field whose config is the suite's base with `patch` merged in. At most
+    /// [`SLOTS`] fields exist at once (a gateway takes most of a core while it starts, and
+    /// about 800 MB).
+    pub fn with_config(patch: &Value) -> Option<Field> {
         let peer = crate::support::peer()?;
         let slot = Slot::take();
         let model = FakeModel::start();
-        let gw = Gateway::new(&peer, &model);
+        let gw = Gateway::new(&peer, &model, patch);
         Some(Field {
             gw,
             model,
