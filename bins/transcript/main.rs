@@ -35,7 +35,12 @@ const PROG: &str = "claw-transcript";
 ///
 /// Lock caveat: a running gateway treats a lock held by a live process that does not look
 /// like OpenClaw as stale (`non-openclaw-owner`) and reclaims it at once; claw-transcript
-/// holds locks only briefly, but this is why writes refuse while a gateway is live.
+/// holds locks only briefly, but this is why writes refuse while a gateway is live. The
+/// gateway's own title (`openclaw-gateway`) fails that rule too: `lock status` and `check`
+/// report its reasons, but a lock whose live holder has it open (or is a gateway) is "in
+/// use", never removable, and `lock break` refuses it without --force. While the gateway
+/// is live, an entry whose transcript is not written yet is a session it has just created
+/// (info, not an error).
 ///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (check
 /// found errors, unusable transcript or message), 73 cannot write, 75 busy (the write lock

@@ -1,4 +1,6 @@
-//! Live gateway detection through the gateway's own lock file (spec README decision 4).
+//! The gateway's own lock file (spec README decision 4): where it is and when it names a live
+//! gateway. `live_gateway` looks for it under every temp dir the gateway may use, beside the
+//! other signs of a running gateway.
 //!
 //! A running gateway holds `<os tmpdir>/openclaw-<uid>/gateway.<hash>.lock`, where `<hash>`
 //! is the first 8 hex digits of the SHA-256 of its config path string, and writes compact

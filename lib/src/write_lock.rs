@@ -7,6 +7,13 @@
 //! (spec decision 9): a live holder whose argv looks like a clawstate binary (`claw-*`) is a
 //! legitimate owner, so clawstate processes exclude each other as gateway processes do.
 //!
+//! A second deliberate difference (issue 23 item 4): a live holder that has the lock file
+//! open (the gateway and clawstate keep it open while they hold it), or whose argv is a
+//! gateway's (a running gateway renames itself `openclaw-gateway`, which the gateway's own
+//! owner rule does not recognise), is *in use*. The doctor's view ([`inspect_lock`]) still
+//! reports the gateway's reasons (`non-openclaw-owner`), but an in-use lock is never
+//! `removable`, and an acquirer never takes it over: it waits, then times out (75).
+//!
 //! Locks are released when their [`WriteLockGuard`] is dropped or explicitly released. The
 //! gateway also releases every held lock from `exit` and SIGINT/SIGTERM/SIGQUIT/SIGABRT
 //! handlers and runs a max-hold watchdog; clawstate does neither: a process that exits
