@@ -29,24 +29,27 @@ pub struct Field {
 
 impl Field {
     /// A new field with the suite's config, or `None` when the peer cannot run here.
-    ///
-    /// The config sets `agents.defaults.contextTokens` to the fake model's window: an entry
-    /// without `contextTokens` (one the gateway's `sessions.reset` wrote, or whose first turn
-    /// failed) lists as the configured model's `contextWindow` in `openclaw sessions` (its
-    /// model catalog), and as 200000 in `claw-sessions list`, which reads only the entry and
-    /// `agents.defaults`; see `field_listing_of_an_entry_without_context_tokens`.
     pub fn new() -> Option<Field> {
-        Field::with_config(&json!({"agents": {"defaults": {"contextTokens": 32000}}}))
+        Field::with_config(&json!({}))
     }
 
-    /// A new field whose config is the suite's base with `patch` merged in. At most
-    /// [`SLOTS`] fields exist at once (a gateway takes most of a core while it starts, and
-    /// about 800 MB).
+    /// A new field whose config is the suite's with `patch` merged in (`null` removes).
+    ///
+    /// The suite's config sets `agents.defaults.contextTokens` to the fake model's window: an
+    /// entry without `contextTokens` (one the gateway's `sessions.reset` wrote, or whose first
+    /// turn failed) lists as the configured model's `contextWindow` in `openclaw sessions`
+    /// (its model catalog), and as 200000 in `claw-sessions list`, which reads only the entry
+    /// and `agents.defaults`; see `field_listing_of_an_entry_without_context_tokens`.
+    ///
+    /// At most [`SLOTS`] fields exist at once (a gateway takes most of a core while it
+    /// starts, and about 800 MB).
     pub fn with_config(patch: &Value) -> Option<Field> {
         let peer = crate::support::peer()?;
         let slot = Slot::take();
         let model = FakeModel::start();
-        let gw = Gateway::new(&peer, &model, patch);
+        let mut config = json!({"agents": {"defaults": {"contextTokens": 32000}}});
+        gateway::merge(&mut config, patch);
+        let gw = Gateway::new(&peer, &model, &config);
         Some(Field {
             gw,
             model,
@@ -66,9 +69,15 @@ pub struct Slot(());
 
 impl Slot {
     fn take() -> Slot {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
         let mut n = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
         while *n >= SLOTS {
-            n = FREED.wait(n).unwrap_or_else(|e| e.into_inner());
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            assert!(!left.is_zero(), "no field slot in 15 minutes");
+            n = FREED
+                .wait_timeout(n, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         *n += 1;
         Slot(())
