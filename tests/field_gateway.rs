@@ -6,8 +6,13 @@
 //! clawstate's writes and back into the gateway, and the live-gateway rules.
 //!
 //! Skipped, with a note, when the peer is unavailable or `CLAWSTATE_SKIP_PEER` is set.
-//! Run time: about 40-70 s on 2 cores (each gateway start takes 10-15 s of CPU; at most two
-//! gateways run at once). No wall-time assertion anywhere; every wait has a deadline.
+//! Run time: about 85-100 s on 2 cores (five gateway starts of 6-15 s each, at most two
+//! gateways at once; the failed turn's delayed `status` rewrite is waited for, ~15 s). No
+//! wall-time assertion anywhere; every wait has a deadline.
+//!
+//! To add a check: write an `assert_*` in `field_support/mod.rs` taking the running
+//! [`Gateway`] (and the [`field_support::FakeModel`] if it needs what the model received),
+//! and call it from one of the tests below after the turns it needs.
 
 mod field_support;
 mod support;
