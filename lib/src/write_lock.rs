@@ -873,10 +873,13 @@ fn inspect_payload(
     }
     if let Some(owner) = pid.and_then(pid_as_u32) {
         let own_held = owner == own_pid && ctx.held_by_this_process;
-        if alive && !recycled && !own_held && is_foreign_owner(owner) {
-            if !(ctx.spare_in_use && inspected.in_use) {
-                inspected.reasons.push(StaleReason::NonOpenclawOwner);
-            }
+        if alive
+            && !recycled
+            && !own_held
+            && is_foreign_owner(owner)
+            && !(ctx.spare_in_use && inspected.in_use)
+        {
+            inspected.reasons.push(StaleReason::NonOpenclawOwner);
         }
     }
     inspected
