@@ -404,6 +404,17 @@ fn write_lock_interoperates_with_the_peer() {
     // 3. The peer reclaims at once a lock held by a live process that does not look like
     //    OpenClaw (non-openclaw-owner): why clawstate refuses to write while a gateway runs.
     let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    // Right after spawn the child may not have exec'd yet: its /proc/<pid>/cmdline is then
+    // empty (mid-execve) or still ours, and an owner whose argv is blank is never called
+    // foreign, so the inspection raced the exec (the flake: staleReasons not
+    // ["non-openclaw-owner"]). Wait (bounded) until it shows `sleep`.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while clawstate::process::cmdline(sleeper.id())
+        .is_none_or(|a| a.first().map(String::as_str) != Some("sleep"))
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep never exec'd");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     let st_time = clawstate::process::start_time(sleeper.id());
     let payload = match st_time {
         Some(s) => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000,\n  \"starttime\": {s}\n}}\n", sleeper.id(), clawstate::clock::iso_ms(support::now_ms())),

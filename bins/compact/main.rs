@@ -437,6 +437,11 @@ fn auto(
     dry_run: bool,
     wait: LockWait,
 ) -> Result<(), Failure> {
+    // A cron run on a live gateway's state refuses before it reads anything (75), whatever
+    // the sessions would need; with --store it warns once here.
+    if let Some(w) = ops::live_gateway_rule(ctx, dry_run).or_fail()? {
+        warn(PROG, &w);
+    }
     let mut sessions: Vec<String> = Vec::new();
     if all {
         for target in ctx.targets().or_fail()? {

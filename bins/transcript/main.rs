@@ -36,7 +36,12 @@ const PROG: &str = "claw-transcript";
 ///
 /// Lock caveat: a running gateway treats a lock held by a live process that does not look
 /// like OpenClaw as stale (`non-openclaw-owner`) and reclaims it at once; claw-transcript
-/// holds locks only briefly, but this is why writes refuse while a gateway is live.
+/// holds locks only briefly, but this is why writes refuse while a gateway is live. The
+/// gateway's own title (`openclaw-gateway`) fails that rule too: `lock status` and `check`
+/// report its reasons, but a lock whose live holder has it open (or is a gateway) is "in
+/// use", never removable, and `lock break` refuses it without --force. While the gateway
+/// is live, an entry whose transcript is not written yet is a session it has just created
+/// (info, not an error).
 ///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (check
 /// found errors, unusable transcript or message), 73 cannot write, 75 busy (the write lock
@@ -800,13 +805,33 @@ fn check_cmd(
     }
     let mut findings: Vec<check::Finding> = Vec::new();
     let mut files = 0usize;
+    // While the gateway is live, an entry without its transcript is a session it has just
+    // created: it commits the store first and writes the transcript with the first reply.
+    let live = std::cell::OnceCell::new();
+    let live = || live.get_or_init(|| ctx.live_gateway()).clone();
+    let not_written_yet =
+        |path: &Path, key: &str, owner: &clawstate::live_gateway::GatewayOwner| {
+            check::Finding {
+            path: path.to_path_buf(),
+            line: None,
+            severity: check::Severity::Info,
+            code: "transcript-not-written-yet",
+            message: format!(
+                "entry {key:?}: no transcript yet; the gateway is live ({owner}) and writes it with the session's first reply"
+            ),
+        }
+        };
     for arg in sessions {
         let s = resolve(ctx, arg)?;
         match check::check_file(&s.file) {
             Ok(r) => findings.extend(r.findings),
-            Err(e @ reader::ReadError::NotFound { .. }) => {
-                return Err(Failure::from_error(PROG, &e))
-            }
+            Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
+                (Some(key), Some(owner)) => {
+                    findings.push(not_written_yet(s.file.path(), key, &owner));
+                    continue;
+                }
+                _ => return Err(Failure::from_error(PROG, &e)),
+            },
             Err(e) => findings.push(unreadable(s.file.path(), &e)),
         }
         files += 1;
@@ -846,15 +871,18 @@ fn check_cmd(
                 match resolved {
                     Ok(p) => match p.check() {
                         Ok(true) => referenced.push(p),
-                        Ok(false) if id.is_some() => findings.push(finding(
-                            &target.store_path,
-                            check::Severity::Warning,
-                            "entry-without-transcript",
-                            format!(
-                                "entry {key:?}: transcript {} does not exist",
-                                p.path().display()
+                        Ok(false) if id.is_some() => findings.push(match live() {
+                            Some(owner) => not_written_yet(p.path(), key, &owner),
+                            None => finding(
+                                &target.store_path,
+                                check::Severity::Warning,
+                                "entry-without-transcript",
+                                format!(
+                                    "entry {key:?}: transcript {} does not exist",
+                                    p.path().display()
+                                ),
                             ),
-                        )),
+                        }),
                         Ok(false) => {}
                         // A link on the way, a FIFO in its place: never followed or read.
                         Err(e) => findings.push(finding(
@@ -921,7 +949,21 @@ fn check_cmd(
             }
             for lock in locks::lock_files_in(&dir).or_fail_io(&dir)? {
                 let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
-                if i.is_stale() {
+                if i.in_use {
+                    // Held by a live process that has it open: never advice to remove it;
+                    // worth a warning only when it has been held past staleMs.
+                    let too_old = i.stale_reasons.contains(&write_lock::StaleReason::TooOld);
+                    findings.push(finding(
+                        &lock,
+                        if too_old {
+                            check::Severity::Warning
+                        } else {
+                            check::Severity::Info
+                        },
+                        "lock-in-use",
+                        locks::in_use_text(&i),
+                    ));
+                } else if i.is_stale() {
                     findings.push(finding(
                         &lock,
                         check::Severity::Warning,
@@ -1419,7 +1461,9 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             }
             let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
             if !i.removable && !force {
-                let why = if i.is_stale() {
+                let why = if i.in_use {
+                    locks::in_use_text(&i)
+                } else if i.is_stale() {
                     format!("stale ({}) but its holder looks alive", i.reasons_string())
                 } else {
                     "held by a live process".to_string()

@@ -8,7 +8,7 @@ use thiserror::Error;
 use crate::clock::{parse_time_ms, system_now_ms, ClockError};
 use crate::config::{Config, ConfigError};
 use crate::exit::ExitCode;
-use crate::gateway_lock::{live_gateway, GatewayOwner};
+use crate::live_gateway::{self, GatewayOwner};
 use crate::paths::{Environment, StateLayout};
 use crate::session_key::KeyContext;
 use crate::targets::{resolve_targets, StoreTarget, TargetError, TargetSelection};
@@ -118,8 +118,11 @@ impl StateContext {
         }
     }
 
-    /// The live gateway of this state dir's config, if one is running.
+    /// The live gateway of this state dir, if one is running: found by its lock file under
+    /// any temp dir it may use or, on Linux, by the files of this state dir it holds open or
+    /// its own environment, whatever this process's `TMPDIR` and config path
+    /// (`live_gateway`).
     pub fn live_gateway(&self) -> Option<GatewayOwner> {
-        live_gateway(&self.layout.config_path).ok().flatten()
+        live_gateway::find(&self.layout, &self.env)
     }
 }

@@ -1,4 +1,6 @@
-//! Live gateway detection through the gateway's own lock file (spec README decision 4).
+//! The gateway's own lock file (spec README decision 4): where it is and when it names a live
+//! gateway. `live_gateway` looks for it under every temp dir the gateway may use, beside the
+//! other signs of a running gateway.
 //!
 //! A running gateway holds `<os tmpdir>/openclaw-<uid>/gateway.<hash>.lock`, where `<hash>`
 //! is the first 8 hex digits of the SHA-256 of its config path string, and writes compact
@@ -12,11 +14,10 @@ use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use thiserror::Error;
 
-/// A live gateway that owns a state directory.
+/// A gateway lock file that names a live gateway.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatewayOwner {
+pub struct GatewayLock {
     /// The gateway's process id.
     pub pid: u32,
     /// The port it listens on, when it recorded one.
@@ -25,32 +26,8 @@ pub struct GatewayOwner {
     pub created_at: String,
     /// The config path it recorded (`configPath`).
     pub config_path: String,
-    /// The lock file that shows it is running.
+    /// The lock file.
     pub lock_path: PathBuf,
-}
-
-/// Refusal because a gateway is running.
-#[derive(Debug, Error)]
-pub enum GatewayLockError {
-    /// A live gateway owns the state; writing it offline would race the gateway.
-    #[error(
-        "a gateway is running (pid {}{}) and owns this state (lock {}); stop it first, or use --store PATH for an explicit offline repair",
-        owner.pid,
-        owner.port.map(|p| format!(", port {p}")).unwrap_or_default(),
-        owner.lock_path.display()
-    )]
-    Live {
-        /// The running gateway.
-        owner: GatewayOwner,
-    },
-}
-
-impl crate::exit::ExitCode for GatewayLockError {
-    fn exit_code(&self) -> i32 {
-        match self {
-            GatewayLockError::Live { .. } => crate::exit::TEMP_FAIL,
-        }
-    }
 }
 
 /// The gateway lock path for a config path string, using this process's environment and
@@ -68,7 +45,7 @@ pub fn gateway_lock_path(config_path: &Path) -> PathBuf {
 
 /// Node's `os.tmpdir()` on POSIX: the first non-empty of `TMPDIR`, `TMP`, `TEMP`, else
 /// `/tmp`, with one trailing `/` removed (except for `/` itself).
-fn node_tmpdir(env: impl Fn(&str) -> Option<OsString>) -> OsString {
+pub fn node_tmpdir(env: impl Fn(&str) -> Option<OsString>) -> OsString {
     let mut dir = ["TMPDIR", "TMP", "TEMP"]
         .iter()
         .filter_map(|key| env(key))
@@ -81,60 +58,44 @@ fn node_tmpdir(env: impl Fn(&str) -> Option<OsString>) -> OsString {
     OsString::from_vec(dir)
 }
 
-fn lock_path_for(env: impl Fn(&str) -> Option<OsString>, uid: u32, config_path: &Path) -> PathBuf {
+/// The gateway's lock directory under a temp dir: `<tmpdir>/openclaw-<uid>`.
+pub fn lock_dir(tmpdir: &Path, uid: u32) -> PathBuf {
+    js_path_join(tmpdir, Path::new(&format!("openclaw-{uid}")))
+}
+
+/// The lock file name for a config path string: `gateway.<first 8 hex of its sha256>.lock`.
+pub fn lock_name(config_path: &Path) -> String {
     let digest = Sha256::digest(config_path.as_os_str().as_bytes());
     let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    let dir = js_path_join(
-        Path::new(&node_tmpdir(env)),
-        Path::new(&format!("openclaw-{uid}")),
-    );
-    js_path_join(&dir, Path::new(&format!("gateway.{hash}.lock")))
+    format!("gateway.{hash}.lock")
 }
 
-/// The gateway that owns `config_path`, if one is running: its lock file exists, parses,
-/// and names a live pid whose `/proc` start time equals the recorded `startTime`.
-///
-/// A missing, unreadable or malformed lock file means no gateway; so far this never fails.
-pub fn live_gateway(config_path: &Path) -> Result<Option<GatewayOwner>, GatewayLockError> {
-    live_gateway_at(&gateway_lock_path(config_path))
+fn lock_path_for(env: impl Fn(&str) -> Option<OsString>, uid: u32, config_path: &Path) -> PathBuf {
+    let dir = lock_dir(Path::new(&node_tmpdir(env)), uid);
+    js_path_join(&dir, Path::new(&lock_name(config_path)))
 }
 
-/// Like [`live_gateway`], for an explicit lock file path.
-pub fn live_gateway_at(lock_path: &Path) -> Result<Option<GatewayOwner>, GatewayLockError> {
+/// The live gateway a lock file names: the file exists, parses, and names a live pid whose
+/// `/proc` start time equals the recorded `startTime` (or, without one, whose argv is a
+/// gateway's). A missing, unreadable or malformed lock file names none.
+pub fn live_gateway_at(lock_path: &Path) -> Option<GatewayLock> {
     // Under a temp directory other users may write into: never a FIFO (a read would
     // block every write command), never a link, never more than a lock's few bytes.
-    let (Some(dir), Some(name)) = (lock_path.parent(), lock_path.file_name()) else {
-        return Ok(None);
-    };
-    let Ok(raw) = crate::data_file::DataPath::beneath(dir, Path::new(name))
+    let (dir, name) = (lock_path.parent()?, lock_path.file_name()?);
+    let raw = crate::data_file::DataPath::beneath(dir, Path::new(name))
         .and_then(|f| f.read_small(64 << 10, "a gateway lock file"))
-    else {
-        return Ok(None);
-    };
-    let Some(payload) = parse_payload(&raw) else {
-        return Ok(None);
-    };
+        .ok()?;
+    let payload = parse_payload(&raw)?;
     if !owner_alive(&payload) {
-        return Ok(None);
+        return None;
     }
-    let Some(pid) = positive_pid(payload.pid) else {
-        return Ok(None);
-    };
-    Ok(Some(GatewayOwner {
-        pid,
+    Some(GatewayLock {
+        pid: positive_pid(payload.pid)?,
         port: payload.port,
         created_at: payload.created_at,
         config_path: payload.config_path,
         lock_path: lock_path.to_path_buf(),
-    }))
-}
-
-/// Fail with [`GatewayLockError::Live`] when a gateway owns `config_path`.
-pub fn ensure_no_live_gateway(config_path: &Path) -> Result<(), GatewayLockError> {
-    match live_gateway(config_path)? {
-        Some(owner) => Err(GatewayLockError::Live { owner }),
-        None => Ok(()),
-    }
+    })
 }
 
 /// The lock payload as the gateway's schema accepts it.
@@ -201,47 +162,14 @@ fn owner_alive(payload: &Payload) -> bool {
         }
     }
     match process::cmdline(pid) {
-        Some(argv) => is_gateway_argv(&argv),
+        Some(argv) => process::looks_like_gateway(&argv),
         None => true,
     }
-}
-
-/// The gateway's `isGatewayArgv(args, {allowGatewayBinary: true})`.
-fn is_gateway_argv(argv: &[String]) -> bool {
-    let normalized: Vec<String> = argv
-        .iter()
-        .map(|a| process::js_trim(&a.replace('\\', "/")).to_lowercase())
-        .collect();
-    let first = normalized.first().map(String::as_str).unwrap_or("");
-    let exe = [".bat", ".cmd", ".exe"]
-        .iter()
-        .find_map(|suffix| first.strip_suffix(suffix))
-        .unwrap_or(first);
-    let gateway_binary = exe == "openclaw-gateway" || exe.ends_with("/openclaw-gateway");
-    if !normalized.iter().any(|a| a == "gateway") {
-        return gateway_binary;
-    }
-    const ENTRY_CANDIDATES: [&str; 6] = [
-        "dist/index.js",
-        "dist/entry.js",
-        "openclaw.mjs",
-        "scripts/run-node.mjs",
-        "src/entry.ts",
-        "src/index.ts",
-    ];
-    if normalized
-        .iter()
-        .any(|a| ENTRY_CANDIDATES.iter().any(|e| a.ends_with(e)))
-    {
-        return true;
-    }
-    exe == "openclaw" || exe.ends_with("/openclaw") || gateway_binary
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exit::ExitCode;
     use std::fs;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command, Stdio};
@@ -307,7 +235,7 @@ mod tests {
     fn missing_or_garbage_lock_is_not_live() {
         let dir = tempfile::tempdir().expect("tempdir");
         let lock = dir.path().join("gateway.deadbeef.lock");
-        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        assert_eq!(live_gateway_at(&lock), None);
         for garbage in [
             "",
             "nope",
@@ -318,7 +246,7 @@ mod tests {
             r#"{"pid": 1, "createdAt": "x", "configPath": "c", "port": null}"#,
         ] {
             fs::write(&lock, garbage).expect("write");
-            assert_eq!(live_gateway_at(&lock).expect("ok"), None, "{garbage}");
+            assert_eq!(live_gateway_at(&lock), None, "{garbage}");
         }
     }
 
@@ -333,15 +261,12 @@ mod tests {
             r#"{{"pid":{pid},"createdAt":"2026-01-01T00:00:00.000Z","configPath":"/c/openclaw.json","port":18789,"startTime":{st}}}"#
         );
         fs::write(&lock, &payload).expect("write");
-        let owner = live_gateway_at(&lock).expect("ok").expect("live");
+        let owner = live_gateway_at(&lock).expect("live");
         assert_eq!(owner.pid, pid);
         assert_eq!(owner.port, Some(18789));
         assert_eq!(owner.created_at, "2026-01-01T00:00:00.000Z");
         assert_eq!(owner.config_path, "/c/openclaw.json");
         assert_eq!(owner.lock_path, lock);
-        let err = GatewayLockError::Live { owner };
-        assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL);
-        assert!(err.to_string().contains(&format!("pid {pid}, port 18789")));
 
         // A recycled pid (different start time) is not the gateway.
         let payload = format!(
@@ -349,7 +274,7 @@ mod tests {
             st + 1
         );
         fs::write(&lock, payload).expect("write");
-        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        assert_eq!(live_gateway_at(&lock), None);
     }
 
     #[test]
@@ -365,7 +290,7 @@ mod tests {
             ),
         )
         .expect("write");
-        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        assert_eq!(live_gateway_at(&lock), None);
         let gateway = spawn("openclaw-gateway", &["30"]);
         fs::write(
             &lock,
@@ -375,7 +300,7 @@ mod tests {
             ),
         )
         .expect("write");
-        assert!(live_gateway_at(&lock).expect("ok").is_some());
+        assert!(live_gateway_at(&lock).is_some());
     }
 
     #[test]
@@ -390,13 +315,14 @@ mod tests {
             format!(r#"{{"pid":{pid},"createdAt":"x","configPath":"c","startTime":1}}"#),
         )
         .expect("write");
-        assert_eq!(live_gateway_at(&lock).expect("ok"), None);
+        assert_eq!(live_gateway_at(&lock), None);
     }
 
     #[test]
     fn gateway_argv_rule() {
-        let yes =
-            |a: &[&str]| is_gateway_argv(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let yes = |a: &[&str]| {
+            process::looks_like_gateway(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
         assert!(yes(&["node", "/x/openclaw.mjs", "gateway"]));
         assert!(yes(&["openclaw", "gateway", "--port", "1"]));
         assert!(yes(&["/usr/bin/openclaw-gateway"]));

@@ -20,6 +20,7 @@ pub mod js;
 pub mod jsjson;
 pub mod lifecycle;
 pub mod listing;
+pub mod live_gateway;
 pub mod maintenance;
 pub mod paths;
 pub mod process;

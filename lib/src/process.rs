@@ -1,9 +1,25 @@
-//! Facts about other processes on this machine: liveness, start time, argv and who they look like.
+//! Facts about other processes on this machine: liveness, start time, argv, environment,
+//! open files, and who they look like.
 //!
 //! These mirror the gateway's own probes (`dist/pid-alive-*.js`, `readGatewayProcessArgsSync`,
-//! `isOpenClawSessionOwnerArgv`) so that lock decisions made here agree with the gateway's.
+//! `isOpenClawSessionOwnerArgv`, `isGatewayArgv`) so that lock decisions made here agree with
+//! the gateway's. Everything read from `/proc` is bounded ([`MAX_CMDLINE`], [`MAX_ENVIRON`],
+//! [`MAX_FDS`], [`MAX_PIDS`]), and the links under `/proc/<pid>/` (`fd/*`, `cwd`) are only
+//! ever read with `readlink`, never followed.
 
 use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// At most this many bytes of `/proc/<pid>/cmdline` are read.
+pub const MAX_CMDLINE: u64 = 64 << 10;
+/// At most this many bytes of `/proc/<pid>/environ` are read.
+pub const MAX_ENVIRON: u64 = 256 << 10;
+/// At most this many open files of one process are looked at.
+pub const MAX_FDS: usize = 4096;
+/// At most this many `/proc` entries are looked at.
+pub const MAX_PIDS: usize = 100_000;
 
 /// JavaScript `trim()`, re-exported for the lock modules that import it from here.
 pub(crate) use crate::js::trim as js_trim;
@@ -74,8 +90,96 @@ pub fn cmdline(pid: u32) -> Option<Vec<String>> {
     if pid == 0 {
         return None;
     }
-    let raw = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let raw = read_bounded(&format!("/proc/{pid}/cmdline"), MAX_CMDLINE)?;
     Some(parse_cmdline(&String::from_utf8_lossy(&raw)))
+}
+
+/// At most `limit` bytes of a `/proc` file; `None` when it cannot be read (gone, or
+/// another user's and we are not root).
+fn read_bounded(path: &str, limit: u64) -> Option<Vec<u8>> {
+    let mut raw = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(limit)
+        .read_to_end(&mut raw)
+        .ok()?;
+    Some(raw)
+}
+
+/// The pids listed in `/proc` (Linux; empty elsewhere or when `/proc` is unreadable), at
+/// most [`MAX_PIDS`], this process excluded.
+pub fn pids() -> Vec<u32> {
+    if !cfg!(target_os = "linux") {
+        return Vec::new();
+    }
+    let me = std::process::id();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.take(MAX_PIDS)
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != 0 && pid != me)
+        .collect()
+}
+
+/// The environment of `pid` from `/proc/<pid>/environ` (readable for our own processes,
+/// or any as root): `NAME=value` pairs, at most [`MAX_ENVIRON`] bytes.
+pub fn environ(pid: u32) -> Option<Vec<(String, String)>> {
+    if pid == 0 {
+        return None;
+    }
+    let raw = read_bounded(&format!("/proc/{pid}/environ"), MAX_ENVIRON)?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter_map(|kv| {
+                let kv = String::from_utf8_lossy(kv);
+                let (k, v) = kv.split_once('=')?;
+                (!k.is_empty()).then(|| (k.to_string(), v.to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// The working directory of `pid` (`readlink /proc/<pid>/cwd`).
+pub fn cwd(pid: u32) -> Option<PathBuf> {
+    if pid == 0 {
+        return None;
+    }
+    fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+/// The real uid of `pid` (the `Uid:` line of `/proc/<pid>/status`).
+pub fn uid(pid: u32) -> Option<u32> {
+    let raw = read_bounded(&format!("/proc/{pid}/status"), 16 << 10)?;
+    String::from_utf8_lossy(&raw)
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|u| u.parse().ok())
+}
+
+/// The files `pid` has open: the absolute targets of `readlink /proc/<pid>/fd/*` (sockets,
+/// pipes and anonymous inodes left out), at most [`MAX_FDS`]. `None` when its fd directory
+/// cannot be read (another user's process, or gone).
+pub fn open_files(pid: u32) -> Option<Vec<PathBuf>> {
+    if pid == 0 || !cfg!(target_os = "linux") {
+        return None;
+    }
+    let rd = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(
+        rd.take(MAX_FDS)
+            .flatten()
+            .filter_map(|fd| fs::read_link(fd.path()).ok())
+            .filter(|t| t.as_os_str().as_bytes().first() == Some(&b'/'))
+            .collect(),
+    )
+}
+
+/// Whether `pid` has `path` open (one of its fds links to it; `path` as the kernel shows
+/// it, i.e. with its directories resolved).
+pub fn holds_open(pid: u32, path: &Path) -> bool {
+    open_files(pid).is_some_and(|files| files.iter().any(|f| f == path))
 }
 
 /// Split a raw `/proc/<pid>/cmdline` the way the gateway's `parseProcCmdline` does.
@@ -143,6 +247,38 @@ pub fn looks_like_openclaw(argv: &[String]) -> bool {
         && normalized
             .iter()
             .any(|arg| ENTRY_CANDIDATES.iter().any(|entry| arg.ends_with(entry)))
+}
+
+/// Whether an argv is a gateway's by the gateway's own rule (`isGatewayArgv(args,
+/// {allowGatewayBinary: true})`): argv[0] is `openclaw-gateway` (the title a running gateway
+/// gives itself) or ends with `/openclaw-gateway`; or some argument is `gateway` and either
+/// an argument ends with a known entry script or argv[0] is `openclaw`.
+pub fn looks_like_gateway(argv: &[String]) -> bool {
+    let normalized: Vec<String> = argv
+        .iter()
+        .map(|a| js_trim(&a.replace('\\', "/")).to_lowercase())
+        .collect();
+    let first = normalized.first().map(String::as_str).unwrap_or("");
+    let exe = strip_windows_exe_suffix(first);
+    let gateway_binary = exe == "openclaw-gateway" || exe.ends_with("/openclaw-gateway");
+    if !normalized.iter().any(|a| a == "gateway") {
+        return gateway_binary;
+    }
+    const ENTRY_CANDIDATES: [&str; 6] = [
+        "dist/index.js",
+        "dist/entry.js",
+        "openclaw.mjs",
+        "scripts/run-node.mjs",
+        "src/entry.ts",
+        "src/index.ts",
+    ];
+    if normalized
+        .iter()
+        .any(|a| ENTRY_CANDIDATES.iter().any(|e| a.ends_with(e)))
+    {
+        return true;
+    }
+    exe == "openclaw" || exe.ends_with("/openclaw") || gateway_binary
 }
 
 /// Whether an argv looks like one of clawstate's own binaries: the basename of argv[0]

@@ -48,10 +48,10 @@ pub enum OpsError {
         source: DataFileError,
     },
     /// A live gateway owns this state directory.
-    #[error("the OpenClaw gateway (pid {pid}) is running and owns {state_dir}; stop it first, or pass --store to write offline anyway")]
+    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --store to write offline anyway")]
     LiveGateway {
-        /// The gateway's pid.
-        pid: u32,
+        /// The running gateway.
+        owner: crate::live_gateway::GatewayOwner,
         /// The state directory.
         state_dir: PathBuf,
     },
@@ -137,7 +137,7 @@ pub fn check_live_gateway(ctx: &StateContext) -> Result<Option<String>, OpsError
         )));
     }
     Err(OpsError::LiveGateway {
-        pid: owner.pid,
+        owner,
         state_dir: ctx.layout.state_dir.clone(),
     })
 }

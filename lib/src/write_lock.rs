@@ -7,6 +7,13 @@
 //! (spec decision 9): a live holder whose argv looks like a clawstate binary (`claw-*`) is a
 //! legitimate owner, so clawstate processes exclude each other as gateway processes do.
 //!
+//! A second deliberate difference (issue 23 item 4): a live holder that has the lock file
+//! open (the gateway and clawstate keep it open while they hold it), or whose argv is a
+//! gateway's (a running gateway renames itself `openclaw-gateway`, which the gateway's own
+//! owner rule does not recognise), is *in use*. The doctor's view ([`inspect_lock`]) still
+//! reports the gateway's reasons (`non-openclaw-owner`), but an in-use lock is never
+//! `removable`, and an acquirer never takes it over: it waits, then times out (75).
+//!
 //! Locks are released when their [`WriteLockGuard`] is dropped or explicitly released. The
 //! gateway also releases every held lock from `exit` and SIGINT/SIGTERM/SIGQUIT/SIGABRT
 //! handlers and runs a max-hold watchdog; clawstate does neither: a process that exits
@@ -356,7 +363,8 @@ impl WriteLock {
             };
             let payload = Payload::parse(&snapshot.raw);
             let held = held_by_this_process(&normalized);
-            let inspected = inspect_payload(&payload, stale_ms, now, Ctx::acquiring(held));
+            let inspected =
+                inspect_payload(&payload, &lock_path, stale_ms, now, Ctx::acquiring(held));
             if should_report_stale(&lock_path, &inspected, held, stale_ms, now, grace_ms) {
                 if !still_present(&lock_path, &snapshot)? {
                     continue;
@@ -410,7 +418,13 @@ impl AcquireCtx<'_> {
     ) -> Result<bool, WriteLockError> {
         let now = now_ms();
         let held = held_by_this_process(self.normalized);
-        let inspected = inspect_payload(payload, self.stale_ms, now, Ctx::acquiring(held));
+        let inspected = inspect_payload(
+            payload,
+            self.lock_path,
+            self.stale_ms,
+            now,
+            Ctx::acquiring(held),
+        );
         if !should_remove(
             self.lock_path,
             &inspected,
@@ -440,7 +454,13 @@ impl AcquireCtx<'_> {
         };
         let now = now_ms();
         let held = held_by_this_process(self.normalized);
-        let inspected = inspect_payload(&payload, self.stale_ms, now, Ctx::acquiring(held));
+        let inspected = inspect_payload(
+            &payload,
+            self.lock_path,
+            self.stale_ms,
+            now,
+            Ctx::acquiring(held),
+        );
         if !self.expired()
             && (missing
                 || !should_report_stale(
@@ -475,7 +495,13 @@ impl AcquireCtx<'_> {
         };
         let now = now_ms();
         let held = held_by_this_process(self.normalized);
-        let inspected = inspect_payload(&payload, self.stale_ms, now, Ctx::acquiring(held));
+        let inspected = inspect_payload(
+            &payload,
+            self.lock_path,
+            self.stale_ms,
+            now,
+            Ctx::acquiring(held),
+        );
         let timeout = self.timeout_ms.unwrap_or(u64::MAX);
         WriteLockError::Timeout {
             message: format!(
@@ -736,6 +762,10 @@ struct Ctx {
     held_by_this_process: bool,
     reclaim_without_starttime: bool,
     respect_max_hold: bool,
+    /// Whether a holder in use (see [`holder_in_use`]) is spared `non-openclaw-owner`: when
+    /// acquiring, clawstate never takes over such a lock; the doctor's view keeps the
+    /// gateway's reasons and only withholds `removable`.
+    spare_in_use: bool,
 }
 
 impl Ctx {
@@ -744,6 +774,7 @@ impl Ctx {
             held_by_this_process: held,
             reclaim_without_starttime: true,
             respect_max_hold: !held,
+            spare_in_use: true,
         }
     }
 
@@ -752,24 +783,36 @@ impl Ctx {
             held_by_this_process: false,
             reclaim_without_starttime: false,
             respect_max_hold: false,
+            spare_in_use: false,
         }
     }
 }
 
-/// The gateway's `inspectLockPayloadForSession`.
+/// The gateway's `inspectLockPayloadForSession`, plus whether the holder is in use.
 #[derive(Debug, Clone, PartialEq)]
 struct Inspected {
     pid: Option<f64>,
     alive: bool,
     age_ms: Option<i64>,
     reasons: Vec<StaleReason>,
+    /// The holder is another live process (same start time) that has the lock file open or
+    /// is a gateway by its argv ([`holder_in_use`]).
+    in_use: bool,
+    /// The holder's argv[0] when it is alive and readable (`openclaw-gateway`).
+    holder: Option<String>,
 }
 
 fn pid_as_u32(pid: f64) -> Option<u32> {
     (pid >= 1.0 && pid <= u32::MAX as f64).then_some(pid as u32)
 }
 
-fn inspect_payload(payload: &Payload, stale_ms: u64, now_ms: i64, ctx: Ctx) -> Inspected {
+fn inspect_payload(
+    payload: &Payload,
+    lock_path: &Path,
+    stale_ms: u64,
+    now_ms: i64,
+    ctx: Ctx,
+) -> Inspected {
     let pid = payload.pid;
     let alive = pid.and_then(pid_as_u32).is_some_and(process::is_alive);
     let age_ms = payload
@@ -803,11 +846,18 @@ fn inspect_payload(payload: &Payload, stale_ms: u64, now_ms: i64, ctx: Ctx) -> I
         }
     }
     let own_pid = std::process::id();
+    let other_live = pid
+        .and_then(pid_as_u32)
+        .filter(|&p| alive && !recycled && p != own_pid);
+    let argv = other_live.and_then(process::cmdline);
+    let in_use = other_live.is_some_and(|p| holder_in_use(p, argv.as_deref(), lock_path));
     let mut inspected = Inspected {
         pid,
         alive,
         age_ms,
         reasons,
+        in_use,
+        holder: argv.and_then(|a| a.into_iter().next()),
     };
     if pid == Some(own_pid as f64) && !ctx.held_by_this_process {
         let orphan = match payload.starttime {
@@ -823,7 +873,12 @@ fn inspect_payload(payload: &Payload, stale_ms: u64, now_ms: i64, ctx: Ctx) -> I
     }
     if let Some(owner) = pid.and_then(pid_as_u32) {
         let own_held = owner == own_pid && ctx.held_by_this_process;
-        if alive && !recycled && !own_held && is_foreign_owner(owner) {
+        if alive
+            && !recycled
+            && !own_held
+            && is_foreign_owner(owner)
+            && !(ctx.spare_in_use && inspected.in_use)
+        {
             inspected.reasons.push(StaleReason::NonOpenclawOwner);
         }
     }
@@ -840,6 +895,24 @@ fn is_foreign_owner(pid: u32) -> bool {
         return false;
     }
     !process::looks_like_openclaw(&argv) && !process::looks_like_clawstate(&argv)
+}
+
+/// Whether a live holder is using its lock: it has the lock file open (the gateway and
+/// clawstate keep it open while they hold it), or its argv is a gateway's (a running gateway
+/// calls itself `openclaw-gateway`, which the gateway's owner rule does not recognise).
+/// Such a lock is never advised for removal nor taken over, whatever the stale reasons.
+fn holder_in_use(pid: u32, argv: Option<&[String]>, lock_path: &Path) -> bool {
+    if argv.is_some_and(process::looks_like_gateway) {
+        return true;
+    }
+    // The kernel shows the lock's directories resolved.
+    let shown = match (lock_path.parent(), lock_path.file_name()) {
+        (Some(dir), Some(name)) => fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or_else(|_| lock_path.to_path_buf()),
+        _ => lock_path.to_path_buf(),
+    };
+    process::holds_open(pid, &shown)
 }
 
 /// Only `missing-pid`/`invalid-createdAt`: a garbage payload, judged by the file's mtime.
@@ -933,8 +1006,14 @@ pub struct LockInspection {
     pub age_ms: Option<i64>,
     /// Why the lock is stale, in the gateway's order; empty when it is not.
     pub stale_reasons: Vec<StaleReason>,
-    /// Whether `openclaw doctor --fix` would remove it.
+    /// Whether `lock break` removes it without `--force`: what `openclaw doctor --fix`
+    /// would remove (stale, not only too-old), unless the holder is in use.
     pub removable: bool,
+    /// The holder is alive and using the lock: it has the lock file open, or it is a gateway
+    /// (`openclaw-gateway`). Never removable, whatever `stale_reasons` say.
+    pub in_use: bool,
+    /// The holder's argv[0], when it is alive and readable.
+    pub holder: Option<String>,
     snapshot: Option<Snapshot>,
 }
 
@@ -952,7 +1031,9 @@ impl LockInspection {
 
 /// Inspect one lock file as the doctor and gateway start-up do: no `hold-exceeded`, an own
 /// pid without `starttime` is not an orphan, and `removable` = stale, not only report-only
-/// reasons, and for a garbage payload an mtime older than `min(staleMs, 30 s)`.
+/// reasons, and for a garbage payload an mtime older than `min(staleMs, 30 s)` — except that
+/// a lock whose holder is in use (alive with the lock file open, or a gateway) is never
+/// removable, though its `stale_reasons` stay what the gateway's rule says.
 /// A missing file inspects as an empty payload that is not removable.
 pub fn inspect_lock(
     lock_path: &Path,
@@ -965,14 +1046,15 @@ pub fn inspect_lock(
         .as_ref()
         .map(|s| Payload::parse(&s.raw))
         .unwrap_or_default();
-    let inspected = inspect_payload(&payload, stale_ms, now_ms, Ctx::doctor());
-    let removable = should_remove(
-        lock_path,
-        &inspected,
-        stale_ms,
-        now_ms,
-        ORPHAN_PAYLOAD_GRACE_MS,
-    );
+    let inspected = inspect_payload(&payload, lock_path, stale_ms, now_ms, Ctx::doctor());
+    let removable = !inspected.in_use
+        && should_remove(
+            lock_path,
+            &inspected,
+            stale_ms,
+            now_ms,
+            ORPHAN_PAYLOAD_GRACE_MS,
+        );
     let to_u64 = |n: f64| n as u64;
     Ok(LockInspection {
         lock_path: lock_path.to_path_buf(),
@@ -984,6 +1066,8 @@ pub fn inspect_lock(
         age_ms: inspected.age_ms,
         stale_reasons: inspected.reasons,
         removable,
+        in_use: inspected.in_use,
+        holder: inspected.holder,
         snapshot,
     })
 }
@@ -1260,6 +1344,55 @@ mod tests {
             started.elapsed() < Duration::from_millis(700),
             "not at once"
         );
+    }
+
+    /// A `sleep` holder with `lock` open as its stdin (the gateway and clawstate keep their
+    /// lock files open while they hold them).
+    fn spawn_holding(arg0: &str, lock: &Path) -> Reaper {
+        let child = Command::new("sleep")
+            .arg0(arg0)
+            .arg("30")
+            .stdin(Stdio::from(fs::File::open(lock).expect("open lock")))
+            .spawn()
+            .expect("spawn sleep");
+        process::tests::wait_for_exec(child.id());
+        Reaper(child)
+    }
+
+    #[test]
+    fn the_gateways_title_or_an_open_lock_file_is_in_use() {
+        let (_dir, target, lock) = setup();
+        write_lock_file(&lock, "");
+        // The gateway's bare title: its own owner rule says non-openclaw-owner, which is
+        // reported, but the lock is in use and never removable nor taken over.
+        for (arg0, holding) in [("openclaw-gateway", false), ("sleep", true)] {
+            let child = if holding {
+                spawn_holding(arg0, &lock)
+            } else {
+                Reaper(spawn_with_arg0(arg0))
+            };
+            let pid = child.0.id();
+            write_lock_file(
+                &lock,
+                &payload_for(pid, now_ms(), 300_000, process::start_time(pid)),
+            );
+            let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
+            assert_eq!(
+                insp.stale_reasons,
+                vec![StaleReason::NonOpenclawOwner],
+                "{arg0}"
+            );
+            assert!(
+                insp.alive && insp.in_use && !insp.removable,
+                "{arg0}: {insp:?}"
+            );
+            assert_eq!(insp.holder.as_deref(), Some(arg0));
+            let err = WriteLock::acquire(&target, &settings(300), AcquireOptions::default())
+                .expect_err("a lock in use is not taken over");
+            assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL, "{arg0}: {err}");
+            assert!(err.to_string().contains("session file locked"), "{err}");
+            assert!(lock.exists());
+        }
     }
 
     #[test]
@@ -1620,6 +1753,8 @@ mod tests {
             alive: false,
             age_ms: Some(12),
             reasons: vec![],
+            in_use: false,
+            holder: None,
         };
         assert_eq!(describe_owner(&insp), "pid=1e+21 alive=false ageMs=12");
     }

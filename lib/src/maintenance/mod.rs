@@ -84,10 +84,10 @@ pub enum CleanupError {
     #[error(transparent)]
     Targets(#[from] TargetError),
     /// A live gateway owns the state directory.
-    #[error("the OpenClaw gateway (pid {pid}) is running and owns {state_dir}; stop it first, or pass --store to clean up offline anyway")]
+    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --store to clean up offline anyway")]
     LiveGateway {
-        /// The gateway's pid.
-        pid: u32,
+        /// The running gateway.
+        owner: crate::live_gateway::GatewayOwner,
         /// The state directory.
         state_dir: PathBuf,
     },
@@ -189,7 +189,7 @@ pub fn run_cleanup(ctx: &StateContext, opts: &CleanupOptions) -> Result<CleanupR
         if let Some(owner) = ctx.live_gateway() {
             if !ctx.explicit_store() {
                 return Err(CleanupError::LiveGateway {
-                    pid: owner.pid,
+                    owner,
                     state_dir: ctx.layout.state_dir.clone(),
                 });
             }

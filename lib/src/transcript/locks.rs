@@ -37,7 +37,9 @@ pub fn lock_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// One lock as JSON: `{lockPath, pid, createdAt, ageMs, alive, starttime, maxHoldMs,
-/// stale, staleReasons, removable}`.
+/// stale, staleReasons, removable, inUse, holder}`: `stale`/`staleReasons` are the gateway's
+/// rule; `removable` is false for a lock in use (its live holder has it open, or is a
+/// gateway), and `holder` is the holder's argv[0] (`openclaw-gateway`) or null.
 pub fn lock_json(i: &LockInspection) -> Value {
     json!({
         "lockPath": i.lock_path.to_string_lossy(),
@@ -50,12 +52,37 @@ pub fn lock_json(i: &LockInspection) -> Value {
         "stale": i.is_stale(),
         "staleReasons": i.stale_reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
         "removable": i.removable,
+        "inUse": i.in_use,
+        "holder": i.holder,
     })
+}
+
+/// How the holder of a lock in use is named: `"openclaw-gateway" (pid 12)`.
+pub fn holder_name(i: &LockInspection) -> String {
+    let pid = i.pid.map_or("?".into(), |p| p.to_string());
+    match &i.holder {
+        Some(h) => format!("{h:?} (pid {pid})"),
+        None => format!("pid {pid}"),
+    }
+}
+
+/// What a lock in use is, in words: who holds it, and what the gateway's own rule says.
+pub fn in_use_text(i: &LockInspection) -> String {
+    let mut out = format!("in use by {}, which is alive and holds it", holder_name(i));
+    if i.is_stale() {
+        out.push_str(&format!(
+            "; the gateway's own rule calls it stale ({}), so another OpenClaw process may take it over, but it is kept",
+            i.reasons_string()
+        ));
+    }
+    out
 }
 
 /// One lock as a table line.
 pub fn lock_line(i: &LockInspection) -> String {
-    let state = if !i.is_stale() {
+    let state = if i.in_use {
+        in_use_text(i)
+    } else if !i.is_stale() {
         "held".to_string()
     } else if i.removable {
         format!("stale ({}), removable", i.reasons_string())
