@@ -734,3 +734,39 @@ fn a_failed_store_write_undoes_the_repair_too() {
         assert_eq!(listing(), names, "rotate {rotate}");
     }
 }
+
+/// Nothing to compact (the leaf is a compaction already): `run` still writes the repair,
+/// as the gateway's repair pass runs before compaction looks; `--dry-run` does not.
+#[test]
+fn run_with_nothing_to_compact_still_repairs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (state, file) = setup_failed_turn(tmp.path());
+    let home = tmp.path().join("home");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&(json!({"type":"compaction","id":"c0ffee00","parentId":"9ac92564","timestamp":"2026-12-01T10:00:06.000Z","summary":"done","firstKeptEntryId":"c0ffee00","tokensBefore":2000,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false}).to_string() + "\n"));
+    std::fs::write(&file, &text).unwrap();
+    let d = ok_json(cmd(&home, &state, &["run", "main", "--dry-run", "--json"]));
+    assert_eq!(d["reason"], "Already compacted", "{d}");
+    assert_eq!(d["repairFirst"]["rewrittenAssistantMessages"], 1);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let r = ok_json(cmd(&home, &state, &["run", "main", "--json", "--now", NOW]));
+    assert_eq!(r["compacted"], false);
+    assert_eq!(r["repairFirst"]["rewrittenAssistantMessages"], 1);
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.contains("[assistant turn failed before producing content]"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    let again = ok_json(
+        claw("claw-transcript", &home)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["repair", "main", "--json"]),
+    );
+    assert_eq!(
+        again["changed"], false,
+        "repaired as claw-transcript repair would"
+    );
+}

@@ -414,7 +414,7 @@ fn bootstrap_files_match_the_peer() {
         "emoji 🦀🦀 and accents éèê ".repeat(600)
     );
     let ws = json!("$WS");
-    let cases = vec![
+    let cases = [
         Case {
             config: json!({"agents": {"defaults": {"workspace": ws}}}),
             key: "agent:main:main",

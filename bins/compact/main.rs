@@ -51,7 +51,8 @@ const PROG: &str = "claw-compact";
 /// compacted as the gateway compacts it: check and plan work on the repaired view and say
 /// so in `repairFirst` (writing nothing); run and auto repair it exactly as `claw-transcript
 /// repair` would and compact, in one atomic rewrite under the transcript lock that keeps
-/// the file's mode (a failure changes nothing); --no-repair refuses it instead (65). A
+/// the file's mode (a failure changes nothing; with nothing to compact, the repair alone
+/// is written); --no-repair refuses it instead (65). A
 /// transcript needing header recovery or a version migration is refused (run
 /// claw-transcript repair/migrate).
 ///

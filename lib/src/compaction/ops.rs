@@ -645,20 +645,30 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     };
     let path = active_path(&scan);
     let repair_doc = repaired::repair_json(repair_first.as_ref());
-    let not_compacted = |reason: &str| json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "repairFirst": repair_doc, "warning": warning});
+    // Nothing to compact: the repair is still written, as the gateway's repair pass runs
+    // before it looks (alone, as `claw-transcript repair` writes it).
+    let not_compacted = |reason: &str| -> Result<Value, CompactError> {
+        if let (Some(r), Some(text), false) = (&repair_first, &repaired_text, o.dry_run) {
+            let side = entry::prepare_replaced(&s.file, r.original_len, text, None)?;
+            commit::commit(side, None)?;
+        }
+        Ok(
+            json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "repairFirst": repair_doc, "warning": warning}),
+        )
+    };
     let items = plan::context_items(&scan, &path)?;
     if path.is_empty() {
-        return Ok(not_compacted("Nothing to compact (session too small)"));
+        return not_compacted("Nothing to compact (session too small)");
     }
     if path.last().is_some_and(|e| e.kind == Kind::Compaction) {
-        return Ok(not_compacted("Already compacted"));
+        return not_compacted("Already compacted");
     }
     if !items_real(&scan, &path, &items) {
-        return Ok(not_compacted("no real conversation messages"));
+        return not_compacted("no real conversation messages");
     }
     let previous = previous_row(&scan, &path)?;
     let Some(p) = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())? else {
-        return Ok(not_compacted("Nothing to compact (session too small)"));
+        return not_compacted("Nothing to compact (session too small)");
     };
     let full_before = plan::estimate_sum(&scan, &path, &items);
     let harden = !st.keep_recent_explicit && !o.keep_tail;
