@@ -238,17 +238,6 @@ pub struct CheckOptions {
     pub repair: bool,
 }
 
-impl CheckOptions {
-    /// The defaults: the config's settings, the estimated overhead, the repaired view.
-    pub fn new(overrides: Overrides) -> Self {
-        CheckOptions {
-            overrides,
-            overhead_tokens: None,
-            repair: true,
-        }
-    }
-}
-
 /// The session's fixed prompt overhead ([`overhead`]): as given, or estimated from its
 /// agent's workspace, config and last run's report.
 pub fn overhead_for(ctx: &StateContext, s: &SessionRef, given: Option<u64>) -> Overhead {
