@@ -275,19 +275,35 @@ fn failing_or_empty_summaries_write_nothing() {
 }
 
 #[test]
-fn refuses_transcripts_the_gateway_would_repair() {
+fn refuses_transcripts_the_gateway_would_repair_with_no_repair() {
     let tmp = tempfile::tempdir().unwrap();
     let (state, file) = setup(tmp.path());
     let home = tmp.path().join("home");
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("{\"type\":\"message\",\"id\":\"torn\"");
     std::fs::write(&file, &text).unwrap();
-    let o = cmd(&home, &state, &["run", "main"]).output().unwrap();
+    let o = cmd(&home, &state, &["run", "main", "--no-repair"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(65));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(":8:") && err.contains("torn"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     cmd(&home, &state, &["run", "nope"]).assert().code(3);
+    // Without --no-repair the torn line is dropped first, as the gateway drops it.
+    let d = json_of(
+        &cmd(
+            &home,
+            &state,
+            &["run", "main", "--json", "--keep-recent-tokens", "300"],
+        )
+        .output()
+        .unwrap()
+        .stdout,
+    );
+    assert_eq!(d["repairFirst"]["droppedLines"], 1, "{d}");
+    assert_eq!(d["compacted"], true);
+    assert!(!std::fs::read_to_string(&file).unwrap().contains("torn"));
 }
 
 #[test]
@@ -414,4 +430,343 @@ fn auto_compacts_what_is_due() {
     assert_eq!(line["session"], "agent:main:main");
     assert_eq!(line["result"]["action"], "compacted");
     assert!(std::fs::read(&file).unwrap().len() > before.len());
+}
+
+// ---- A transcript the gateway repairs before compacting (one failed turn). ----
+
+const FAILED_SID: &str = "5fdb620a-1111-4222-8333-444455556666";
+const NOW: &str = "2026-12-01T12:00:00.000Z";
+
+/// A transcript as the gateway writes it, with one failed turn: the assistant's error
+/// reply has `content: []` (the gateway's repair pass gives it the fallback text on the
+/// next run). The file is 0644, as the gateway may have it.
+fn setup_failed_turn(tmp: &Path) -> (PathBuf, PathBuf) {
+    let dir = tmp.join("state/agents/main/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let usage = |i: u64, o: u64| json!({"input":i,"output":o,"cacheRead":0,"cacheWrite":0,"totalTokens":i + o,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}});
+    let assistant = |text: &str, u: Value, ts: u64| json!({"role":"assistant","content":[{"type":"text","text":text}],"api":"openai-completions","provider":"fake","model":"fake-model","usage":u,"stopReason":"stop","timestamp":ts,"responseId":"c1"});
+    let rows = [
+        json!({"type":"session","version":3,"id":FAILED_SID,"timestamp":"2026-12-01T10:00:00.000Z","cwd":"/home/alice/.openclaw/workspace"}),
+        json!({"type":"model_change","id":"ff47c039","parentId":null,"timestamp":"2026-12-01T10:00:00.100Z","provider":"fake","modelId":"fake-model"}),
+        json!({"type":"thinking_level_change","id":"44821d2a","parentId":"ff47c039","timestamp":"2026-12-01T10:00:00.100Z","thinkingLevel":"off"}),
+        json!({"type":"custom","customType":"model-snapshot","data":{"timestamp":1796119200200u64,"provider":"fake","modelApi":"openai-completions","modelId":"fake-model"},"id":"51ab3295","parentId":"44821d2a","timestamp":"2026-12-01T10:00:00.200Z"}),
+        json!({"type":"message","id":"567d0d37","parentId":"51ab3295","timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":format!("Deploy build 4f3a88af7304 to devbox:8080 {}", "please ".repeat(200)),"timestamp":1796119201000u64}}),
+        json!({"type":"message","id":"2a6b5549","parentId":"567d0d37","timestamp":"2026-12-01T10:00:02.000Z","message":assistant(&format!("Deployed. {}", "ok ".repeat(200)), usage(900, 300), 1796119201500)}),
+        json!({"type":"custom","customType":"openclaw:bootstrap-context:full","data":{"timestamp":1796119202100u64,"runId":"chatcmpl_1","sessionId":FAILED_SID},"id":"179ae7d6","parentId":"2a6b5549","timestamp":"2026-12-01T10:00:02.100Z"}),
+        json!({"type":"message","id":"94d4bd35","parentId":"179ae7d6","timestamp":"2026-12-01T10:00:03.000Z","message":{"role":"user","content":"now restart it","timestamp":1796119203000u64}}),
+        json!({"type":"message","id":"37fb2115","parentId":"94d4bd35","timestamp":"2026-12-01T10:00:03.500Z","message":{"role":"assistant","content":[],"api":"openai-completions","provider":"fake","model":"fake-model","usage":usage(0, 0),"stopReason":"error","timestamp":1796119203400u64,"errorMessage":"400 scripted failure","errorType":"invalid_request_error"}}),
+        json!({"type":"message","id":"2064b190","parentId":"37fb2115","timestamp":"2026-12-01T10:00:04.000Z","message":{"role":"user","content":"try again please","timestamp":1796119204000u64}}),
+        json!({"type":"message","id":"9ac92564","parentId":"2064b190","timestamp":"2026-12-01T10:00:05.000Z","message":assistant("Restarted.", usage(1300, 20), 1796119204500)}),
+    ];
+    let file = dir.join(format!("{FAILED_SID}.jsonl"));
+    std::fs::write(
+        &file,
+        rows.iter()
+            .map(|r| r.to_string() + "\n")
+            .collect::<String>(),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(
+        dir.join("sessions.json"),
+        serde_json::to_string_pretty(&json!({"agent:main:main": {"sessionId": FAILED_SID, "updatedAt": 1, "sessionFile": format!("{FAILED_SID}.jsonl"), "compactionCount": 0}})).unwrap(),
+    )
+    .unwrap();
+    (tmp.join("state"), file)
+}
+
+fn ok_json(mut c: impl std::borrow::BorrowMut<assert_cmd::Command>) -> Value {
+    let c = c.borrow_mut();
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    json_of(&o.stdout)
+}
+
+/// The file with every compaction's id (and a hardened `firstKeptEntryId` naming it)
+/// replaced: the ids are random, the rest must agree byte for byte.
+fn without_compaction_ids(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut out = text.clone();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "compaction" {
+            out = out.replace(
+                &format!("\"{}\"", v["id"].as_str().unwrap()),
+                "\"COMPACTION\"",
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn plan_and_check_work_on_the_repaired_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (state, file) = setup_failed_turn(tmp.path());
+    let home = tmp.path().join("home");
+    let before = std::fs::read(&file).unwrap();
+    let p = ok_json(cmd(
+        &home,
+        &state,
+        &[
+            "plan",
+            "main",
+            "--keep-recent-tokens",
+            "5",
+            "--json",
+            "--messages",
+        ],
+    ));
+    assert_eq!(p["compactable"], true, "{p}");
+    let r = &p["repairFirst"];
+    assert_eq!(r["rewrittenAssistantMessages"], 1, "{p}");
+    assert_eq!(r["droppedLines"], 0);
+    assert_eq!(r["insertedToolResults"], 0);
+    assert_eq!(r["summary"], "rewrote 1 assistant message(s)");
+    assert_eq!(p["firstKeptEntryId"], "2064b190");
+    assert_eq!(
+        p["messagesToSummarize"],
+        json!(["567d0d37", "2a6b5549", "94d4bd35", "37fb2115"])
+    );
+    // The failed turn as the repair pass rewrites it.
+    assert_eq!(
+        p["messages"]["messagesToSummarize"][3]["content"],
+        json!([{"type": "text", "text": "[assistant turn failed before producing content]"}])
+    );
+    let c = ok_json(cmd(&home, &state, &["check", "main", "--json"]));
+    assert_eq!(c["repairFirst"]["rewrittenAssistantMessages"], 1, "{c}");
+    assert_eq!(c["source"], "usage");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "plan and check write nothing"
+    );
+    // A transcript that needs no repair says so.
+    let (state2, _) = setup(&tmp.path().join("clean"));
+    let p = ok_json(cmd(&home, &state2, &["plan", "main", "--json"]));
+    assert_eq!(p["repairFirst"], Value::Null, "{p}");
+}
+
+#[test]
+fn run_repairs_then_compacts_as_repair_then_run_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let (state_a, file_a) = setup_failed_turn(&tmp.path().join("a"));
+    let (state_b, file_b) = setup_failed_turn(&tmp.path().join("b"));
+    let run_args = [
+        "run",
+        "main",
+        "--keep-recent-tokens",
+        "50",
+        "--json",
+        "--now",
+        NOW,
+    ];
+    let a = ok_json(cmd(&home, &state_a, &run_args));
+    assert_eq!(a["compacted"], true, "{a}");
+    assert_eq!(a["repairFirst"]["rewrittenAssistantMessages"], 1, "{a}");
+    // B: the two steps the gateway takes, by hand.
+    let r = ok_json(
+        claw("claw-transcript", &home)
+            .arg("--state-dir")
+            .arg(&state_b)
+            .args(["repair", "main", "--json", "--now", NOW]),
+    );
+    assert_eq!(r["changed"], true, "{r}");
+    let b = ok_json(cmd(&home, &state_b, &run_args));
+    assert_eq!(b["repairFirst"], Value::Null);
+    assert_eq!(
+        without_compaction_ids(&file_a),
+        without_compaction_ids(&file_b),
+        "claw-compact run == claw-transcript repair + claw-compact run"
+    );
+    let text = std::fs::read_to_string(&file_a).unwrap();
+    assert!(text.contains("[assistant turn failed before producing content]"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file_a).unwrap().permissions().mode() & 0o777,
+        0o644,
+        "the file keeps its mode"
+    );
+    let (sa, sb) = (store(&state_a), store(&state_b));
+    for k in [
+        "compactionCount",
+        "totalTokens",
+        "totalTokensFresh",
+        "sessionId",
+    ] {
+        assert_eq!(sa[k], sb[k], "{k}");
+    }
+    assert_eq!(a["result"]["summary"], b["result"]["summary"]);
+    assert_eq!(a["result"]["tokensBefore"], b["result"]["tokensBefore"]);
+    // Nothing is left beside the transcript.
+    let names: Vec<String> = std::fs::read_dir(file_a.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn run_no_repair_refuses_and_dry_run_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (state, file) = setup_failed_turn(tmp.path());
+    let home = tmp.path().join("home");
+    let before = std::fs::read(&file).unwrap();
+    let o = cmd(&home, &state, &["run", "main", "--no-repair"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(65));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(":9:") && err.contains("claw-transcript repair"),
+        "{err}"
+    );
+    let o = cmd(&home, &state, &["auto", "main", "--no-repair", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(65));
+    let d = ok_json(cmd(
+        &home,
+        &state,
+        &[
+            "run",
+            "main",
+            "--dry-run",
+            "--keep-recent-tokens",
+            "50",
+            "--json",
+        ],
+    ));
+    assert_eq!(d["compacted"], true);
+    assert_eq!(d["repairFirst"]["rewrittenAssistantMessages"], 1);
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn run_rotate_repairs_the_old_transcript_as_repair_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let (state_a, file_a) = setup_failed_turn(&tmp.path().join("a"));
+    let (state_b, file_b) = setup_failed_turn(&tmp.path().join("b"));
+    let a = ok_json(cmd(
+        &home,
+        &state_a,
+        &[
+            "run",
+            "main",
+            "--rotate",
+            "--keep-recent-tokens",
+            "50",
+            "--json",
+            "--now",
+            NOW,
+        ],
+    ));
+    assert_eq!(a["compacted"], true, "{a}");
+    ok_json(
+        claw("claw-transcript", &home)
+            .arg("--state-dir")
+            .arg(&state_b)
+            .args(["repair", "main", "--json", "--now", NOW]),
+    );
+    assert_eq!(
+        std::fs::read(&file_a).unwrap(),
+        std::fs::read(&file_b).unwrap(),
+        "the old transcript is what claw-transcript repair writes"
+    );
+    let e = store(&state_a);
+    let succ = PathBuf::from(e["sessionFile"].as_str().unwrap());
+    let last: Value = serde_json::from_str(
+        std::fs::read_to_string(&succ)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["type"], "compaction");
+}
+
+/// The store cannot be replaced (`chattr +i`) after the repaired transcript side is
+/// ready: nothing changes, the repair included.
+#[test]
+fn a_failed_store_write_undoes_the_repair_too() {
+    for rotate in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (state, file) = setup_failed_turn(tmp.path());
+        let home = tmp.path().join("home");
+        let before = std::fs::read(&file).unwrap();
+        let store_path = state.join("agents/main/sessions/sessions.json");
+        let dir = file.parent().unwrap().to_path_buf();
+        let listing = || {
+            let mut v: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        let names = listing();
+        {
+            let Some(_guard) = support::Immutable::set(&[&store_path]) else {
+                return;
+            };
+            let mut args = vec!["run", "main", "--keep-recent-tokens", "50"];
+            if rotate {
+                args.push("--rotate");
+            }
+            let o = cmd(&home, &state, &args).output().unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(73),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), before, "rotate {rotate}");
+        assert_eq!(listing(), names, "rotate {rotate}");
+    }
+}
+
+/// Nothing to compact (the leaf is a compaction already): `run` still writes the repair,
+/// as the gateway's repair pass runs before compaction looks; `--dry-run` does not.
+#[test]
+fn run_with_nothing_to_compact_still_repairs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (state, file) = setup_failed_turn(tmp.path());
+    let home = tmp.path().join("home");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&(json!({"type":"compaction","id":"c0ffee00","parentId":"9ac92564","timestamp":"2026-12-01T10:00:06.000Z","summary":"done","firstKeptEntryId":"c0ffee00","tokensBefore":2000,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false}).to_string() + "\n"));
+    std::fs::write(&file, &text).unwrap();
+    let d = ok_json(cmd(&home, &state, &["run", "main", "--dry-run", "--json"]));
+    assert_eq!(d["reason"], "Already compacted", "{d}");
+    assert_eq!(d["repairFirst"]["rewrittenAssistantMessages"], 1);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let r = ok_json(cmd(&home, &state, &["run", "main", "--json", "--now", NOW]));
+    assert_eq!(r["compacted"], false);
+    assert_eq!(r["repairFirst"]["rewrittenAssistantMessages"], 1);
+    let now = std::fs::read_to_string(&file).unwrap();
+    assert!(now.contains("[assistant turn failed before producing content]"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    let again = ok_json(
+        claw("claw-transcript", &home)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(["repair", "main", "--json"]),
+    );
+    assert_eq!(
+        again["changed"], false,
+        "repaired as claw-transcript repair would"
+    );
 }

@@ -431,3 +431,209 @@ fn compaction_matches_the_peer() {
         stats.5, stats.0, stats.1, stats.2, stats.3, stats.4
     );
 }
+
+/// Rows of a repaired transcript with what the repair pass draws at random or from the
+/// clock blanked: the `repair-<uuid>` ids of synthetic tool results and their times.
+fn norm_repaired(rows: &[Value]) -> Value {
+    let mut out = Vec::new();
+    for r in rows {
+        let mut r = r.clone();
+        if r["id"].as_str().is_some_and(|id| id.starts_with("repair-")) {
+            r["id"] = json!("REPAIR");
+            r["timestamp"] = json!("T");
+            r["message"]["timestamp"] = json!(0);
+        }
+        out.push(r);
+    }
+    Value::Array(out)
+}
+
+/// Synthetic tool results carry the time of the repair: blank it.
+fn norm_messages(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(a) = v.as_array_mut() {
+        for m in a {
+            if m["details"]["openclawSyntheticMissingToolResult"] == json!(true) {
+                m["timestamp"] = json!(0);
+            }
+        }
+    }
+    v
+}
+
+/// A transcript the gateway repairs before compacting (an unanswered code-mode tool call,
+/// a blank user message, an empty error reply, a line that is not JSON): the peer's
+/// `compactEmbeddedAgentSession` path (its repair pass, then `prepareCompaction` on what
+/// it wrote) against `claw-compact plan` on the unrepaired file, and the transcript
+/// `claw-compact run` writes against the peer's repaired file.
+#[test]
+fn compaction_of_a_transcript_needing_repair_matches_the_peer() {
+    let Some(peer) = peer() else { return };
+    let Some(node) = node(&peer) else {
+        eprintln!("differential tests skipped: node not found next to the peer");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let sid = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6";
+    let mut lines = vec![json!({"type":"session","version":3,"id":sid,"timestamp":"2026-11-29T21:00:00.000Z","cwd":"/srv/app"}).to_string()];
+    let mut parent = Value::Null;
+    let mut push = |lines: &mut Vec<String>, id: &str, m: Value| {
+        lines.push(json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-11-29T21:00:01.000Z","message":m}).to_string());
+        parent = json!(id);
+    };
+    let usage = json!({"input":1200,"output":40,"cacheRead":0,"cacheWrite":0,"totalTokens":1240});
+    push(
+        &mut lines,
+        "u1",
+        json!({"role":"user","content":format!("Deploy build 4f3a88af7304 to devbox:8080. {}", "context ".repeat(120)),"timestamp":1}),
+    );
+    push(
+        &mut lines,
+        "a1",
+        json!({"role":"assistant","api":"openai-chatgpt-responses","provider":"openai","model":"gpt-x","content":[{"type":"text","text":"Running it."},{"type":"toolCall","id":"call_a","name":"exec","arguments":{"command":"deploy 4f3a88af7304"}}],"stopReason":"toolUse","usage":usage,"timestamp":2}),
+    );
+    push(
+        &mut lines,
+        "u2",
+        json!({"role":"user","content":"   ","timestamp":3}),
+    );
+    push(
+        &mut lines,
+        "a2",
+        json!({"role":"assistant","api":"openai-completions","provider":"fake","model":"fake-model","content":[],"stopReason":"error","errorMessage":"400 scripted failure","usage":{"input":0,"output":0,"totalTokens":0},"timestamp":4}),
+    );
+    lines.push("{\"type\":\"message\",\"id\":\"torn\",\"message\":{\"role\":".into());
+    push(
+        &mut lines,
+        "u3",
+        json!({"role":"user","content":[{"type":"text","text":"  "},{"type":"text","text":format!("Now read the config. {}", "detail ".repeat(80))}],"timestamp":5}),
+    );
+    push(
+        &mut lines,
+        "a3",
+        json!({"role":"assistant","api":"anthropic-messages","provider":"anthropic","model":"m1","content":[{"type":"toolCall","id":"call_r","name":"read","arguments":{"path":"/srv/app/config.yaml"}}],"stopReason":"toolUse","timestamp":6}),
+    );
+    push(
+        &mut lines,
+        "r3",
+        json!({"role":"toolResult","toolCallId":"call_r","toolName":"read","content":[{"type":"text","text":"port: 8080\n".repeat(40)}],"isError":false,"timestamp":7}),
+    );
+    push(
+        &mut lines,
+        "a4",
+        json!({"role":"assistant","api":"anthropic-messages","provider":"anthropic","model":"m1","content":[{"type":"text","text":format!("The config says 8080. {}", "more ".repeat(60))}],"stopReason":"stop","usage":usage,"timestamp":8}),
+    );
+    push(
+        &mut lines,
+        "u4",
+        json!({"role":"user","content":"thanks","timestamp":9}),
+    );
+    push(
+        &mut lines,
+        "a5",
+        json!({"role":"assistant","api":"anthropic-messages","provider":"anthropic","model":"m1","content":[{"type":"text","text":"You're welcome."}],"stopReason":"stop","usage":usage,"timestamp":10}),
+    );
+    let original = lines.join("\n") + "\n";
+    let make_state = |name: &str| -> (PathBuf, PathBuf) {
+        let state = tmp.path().join(name);
+        let dir = state.join("agents/main/sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{sid}.jsonl"));
+        std::fs::write(&file, &original).unwrap();
+        std::fs::write(
+            dir.join("sessions.json"),
+            serde_json::to_string_pretty(&json!({"agent:main:main": {"sessionId": sid, "updatedAt": 1, "sessionFile": format!("{sid}.jsonl")}})).unwrap(),
+        )
+        .unwrap();
+        (state, file)
+    };
+    let keeps = ["0", "1", "40", "150", "600", "2500", "1000000000"];
+    // The peer: repair in place, then prepareCompaction.
+    let (_, peer_file) = make_state("peer");
+    let o = Command::new(&node)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/repair_compact_probe.mjs"))
+        .arg(&peer_file)
+        .args(keeps)
+        .env("HOME", &home)
+        .env("TZ", "UTC")
+        .env("OPENCLAW_PEER_DIST", dist(&peer))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "probe failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let p = json_of(&o.stdout);
+    assert_eq!(p["repair"]["repaired"], json!(true), "{p}");
+    let peer_rows = lines_of(&peer_file);
+    // Ours: plan on the unrepaired transcript.
+    let (state, file) = make_state("plan");
+    for keep in keeps {
+        let got = ours(
+            &home,
+            &state,
+            &["plan", "main", "--keep-recent-tokens", keep, "--messages"],
+        );
+        let want = &p["plans"][keep];
+        assert_eq!(
+            got["compactable"], want["compactable"],
+            "keep {keep}: {got}"
+        );
+        assert_eq!(
+            got["repairFirst"]["droppedLines"],
+            p["repair"]["droppedLines"]
+        );
+        if want["compactable"] != json!(true) {
+            continue;
+        }
+        let mine = json!({
+            "firstKeptEntryId": got["firstKeptEntryId"],
+            "isSplitTurn": got["isSplitTurn"],
+            "tokensBefore": got["tokensBefore"],
+            "messagesToSummarize": norm_messages(&got["messages"]["messagesToSummarize"]),
+            "turnPrefixMessages": norm_messages(&got["messages"]["turnPrefixMessages"]),
+            "readFiles": got["readFiles"],
+            "modifiedFiles": got["modifiedFiles"],
+        });
+        let mut theirs = want.clone();
+        theirs.as_object_mut().unwrap().remove("compactable");
+        theirs["messagesToSummarize"] = norm_messages(&theirs["messagesToSummarize"]);
+        theirs["turnPrefixMessages"] = norm_messages(&theirs["turnPrefixMessages"]);
+        assert!(
+            mine == theirs,
+            "keep {keep}: {}",
+            first_diff("plan after repair", &mine, &theirs)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        original,
+        "plan wrote"
+    );
+    // Ours: run (the compaction appended to the repaired text) and run --rotate (the old
+    // transcript repaired as the peer repairs it).
+    let (state, file) = make_state("run");
+    let got = ours(
+        &home,
+        &state,
+        &["run", "main", "--keep-recent-tokens", "150"],
+    );
+    assert_eq!(got["compacted"], json!(true), "{got}");
+    let rows = lines_of(&file);
+    assert_eq!(rows.last().unwrap()["type"], "compaction");
+    let a = norm_repaired(&rows[..rows.len() - 1]);
+    let b = norm_repaired(&peer_rows);
+    assert!(a == b, "{}", first_diff("repaired rows", &a, &b));
+    let (state, file) = make_state("rot");
+    let got = ours(
+        &home,
+        &state,
+        &["run", "main", "--rotate", "--keep-recent-tokens", "150"],
+    );
+    assert_eq!(got["compacted"], json!(true), "{got}");
+    let a = norm_repaired(&lines_of(&file));
+    assert!(a == b, "{}", first_diff("repaired old transcript", &a, &b));
+}

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use clawstate::compaction::ops::{self, RunOptions, SummarySource};
+use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::context::StateContext;
@@ -30,6 +30,8 @@ const PROG: &str = "claw-compact";
 /// path to a .jsonl file.
 ///
 /// `check` applies the threshold (context tokens > context window − effective reserve);
+/// an estimated context (no usable usage) includes the fixed overhead of every turn —
+/// system prompt, workspace bootstrap files and tool schemas, see --overhead-tokens;
 /// `plan` shows prepareCompaction's cut point; `run` appends the compaction entry with a
 /// summary from --summarizer CMD (the exact default-mode prompt on its stdin, the summary on
 /// its stdout), from --summary-file, or by default a deterministic extractive summary under
@@ -38,18 +40,27 @@ const PROG: &str = "claw-compact";
 /// sessions compact --max-lines`; `auto` compacts what is due, for cron.
 ///
 /// Writes take the transcript write lock as the gateway does, are atomic and fsync'd
-/// (the successor is durable before the store points at it; the old transcript is never
-/// modified by --rotate), and refuse while the state directory's gateway is running
+/// (the successor is durable before the store points at it; the old transcript is not
+/// modified by --rotate unless it is repaired first, see below), and refuse while the state directory's gateway is running
 /// (pass --store to write offline anyway). The store is updated under the lock other
 /// clawstate writers take: run, truncate and auto wait up to --wait SECS (default 60) for
-/// it, before changing the transcript. Every command has --dry-run. A transcript the
-/// gateway would repair or migrate first is refused (run claw-transcript repair/migrate).
+/// it, before changing the transcript. Every command has --dry-run.
+///
+/// A transcript the gateway would repair before compacting (a line that is not JSON, an
+/// empty error reply, a blank user message, a tool call its repair pass answers) is
+/// compacted as the gateway compacts it: check and plan work on the repaired view and say
+/// so in `repairFirst` (writing nothing); run and auto repair it exactly as `claw-transcript
+/// repair` would and compact, in one atomic rewrite under the transcript lock that keeps
+/// the file's mode (a failure changes nothing; with nothing to compact, the repair alone
+/// is written); --no-repair refuses it instead (65). A
+/// transcript needing header recovery or a version migration is refused (run
+/// claw-transcript repair/migrate).
 ///
 /// Exit codes: 0 ok (for `check --quiet`: compaction is due), 1 other failure (a summarizer
 /// that failed, printed nothing or more than 1 MiB, or ran past --summarizer-timeout; for
 /// `check --quiet`: no compaction due), 2 usage,
-/// 3 not found, 65 malformed input (a transcript needing repair or migration, an empty
-/// summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
+/// 3 not found, 65 malformed input (a transcript needing migration, or repair with
+/// --no-repair, an empty summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
 /// writer, a live gateway, or the session changed underneath).
 #[derive(Debug, Parser)]
 #[command(name = "claw-compact", version, about, long_about)]
@@ -85,6 +96,23 @@ impl Budget {
             keep_recent_tokens: self.keep_recent_tokens,
         }
     }
+}
+
+#[derive(Debug, Clone, Args)]
+struct OverheadArgs {
+    /// Fixed prompt overhead of every turn, in tokens, added to an estimated context.
+    ///
+    /// Default: estimated as the gateway builds the prompt — the agent's workspace
+    /// bootstrap files (AGENTS.md, SOUL.md, TOOLS.md, IDENTITY.md, USER.md, HEARTBEAT.md,
+    /// BOOTSTRAP.md, MEMORY.md in agents.list[].workspace, agents.defaults.workspace or
+    /// ~/.openclaw/workspace; capped by bootstrapMaxChars, default 20000, and
+    /// bootstrapTotalMaxChars, default 60000), plus the rest of the system prompt and the
+    /// tool schemas from the session's last run (its systemPromptReport) or, without one,
+    /// openclaw 2026.7.1's defaults (17997 chars and 31 tools of 21086 schema chars; 17585
+    /// and 22 tools of 12489 with plugins.enabled false); tokens are chars / 4. Usage
+    /// counts already include it. 0: the transcript alone.
+    #[arg(long, value_name = "N")]
+    overhead_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -138,6 +166,8 @@ enum Command {
         session: String,
         #[command(flatten)]
         budget: Budget,
+        #[command(flatten)]
+        overhead: OverheadArgs,
         /// Print nothing; exit 0 when compaction is due, 1 when not.
         #[arg(long)]
         quiet: bool,
@@ -151,6 +181,8 @@ enum Command {
         session: String,
         #[command(flatten)]
         budget: Budget,
+        #[command(flatten)]
+        overhead: OverheadArgs,
         /// Include the converted messages that would be summarised.
         #[arg(long)]
         messages: bool,
@@ -173,6 +205,10 @@ enum Command {
         /// config sets agents.defaults.compaction.keepRecentTokens).
         #[arg(long)]
         keep_tail: bool,
+        /// Refuse (65) a transcript the gateway's repair pass would change, instead of
+        /// repairing it first.
+        #[arg(long)]
+        no_repair: bool,
         /// Show what would be written; write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -204,9 +240,15 @@ enum Command {
         budget: Budget,
         #[command(flatten)]
         summary: Summary,
+        #[command(flatten)]
+        overhead: OverheadArgs,
         /// Rotate even when the config does not set truncateAfterCompaction.
         #[arg(long)]
         rotate: bool,
+        /// Refuse (65) a transcript the gateway's repair pass would change, instead of
+        /// repairing it first.
+        #[arg(long)]
+        no_repair: bool,
         /// Show what would be done; write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -238,11 +280,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Check {
             session,
             budget,
+            overhead,
             quiet,
             ..
         } => {
             let s = resolve_to_read(&ctx, &session)?;
-            let r = ops::check(&ctx, &s, &budget.overrides()).or_fail()?;
+            let r = ops::check(&ctx, &s, &check_options(&budget, &overhead, false)).or_fail()?;
             if quiet {
                 if r.due {
                     return Ok(());
@@ -252,10 +295,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let j = &r.json;
             print_doc(mode, j, || {
                 text_line(&format!(
-                    "{}: {} context tokens ({}), threshold {} (window {} − reserve {}): {}",
+                    "{}: {} context tokens ({}{}), threshold {} (window {} − reserve {}): {}",
                     s.path.display(),
                     j["contextTokens"],
                     j["source"].as_str().unwrap_or(""),
+                    if j["overhead"]["applied"] == json!(true) {
+                        format!(" + {} overhead", j["overhead"]["total"])
+                    } else {
+                        String::new()
+                    },
                     j["threshold"],
                     j["contextWindow"],
                     j["reserveTokens"],
@@ -270,11 +318,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Plan {
             session,
             budget,
+            overhead,
             messages,
             ..
         } => {
             let s = resolve_to_read(&ctx, &session)?;
-            let doc = ops::plan_json(&ctx, &s, &budget.overrides(), messages).or_fail()?;
+            let o = check_options(&budget, &overhead, false);
+            let doc = ops::plan_json(&ctx, &s, &o, messages).or_fail()?;
             let m = if mode == OutputMode::Text {
                 OutputMode::Json
             } else {
@@ -288,6 +338,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             summary,
             rotate,
             keep_tail,
+            no_repair,
             dry_run,
             wait,
         } => {
@@ -300,6 +351,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 keep_tail,
                 dry_run,
                 wait: wait.policy(waiting),
+                repair: !no_repair,
             };
             let doc = ops::run(&ctx, &s, &opts).or_fail()?;
             report_warnings(&doc);
@@ -341,7 +393,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             all,
             budget,
             summary,
+            overhead,
             rotate,
+            no_repair,
             dry_run,
             wait,
         } => {
@@ -351,14 +405,23 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } else {
                 |_| {}
             });
+            let check = check_options(&budget, &overhead, no_repair);
             auto(
-                &ctx, mode, session, all, &budget, &summary, rotate, dry_run, wait,
+                &ctx, mode, session, all, &check, &summary, rotate, dry_run, wait,
             )
         }
     }
 }
 
-/// Says on stderr that a write waits for another clawstate writer of its store.
+/// The options of check, plan and auto's check.
+fn check_options(budget: &Budget, overhead: &OverheadArgs, no_repair: bool) -> CheckOptions {
+    CheckOptions {
+        overrides: budget.overrides(),
+        overhead_tokens: overhead.overhead_tokens,
+        repair: !no_repair,
+    }
+}
+
 /// A session to read: a transcript outside the state dir is read as the gateway reads it,
 /// with a warning.
 fn resolve_to_read(
@@ -372,6 +435,7 @@ fn resolve_to_read(
     Ok(s)
 }
 
+/// Says on stderr that a write waits for another clawstate writer of its store.
 fn waiting(w: &Waiting<'_>) {
     common::note(PROG, &w.to_string());
 }
@@ -431,7 +495,7 @@ fn auto(
     mode: OutputMode,
     session: Option<String>,
     all: bool,
-    budget: &Budget,
+    check: &CheckOptions,
     summary: &Summary,
     rotate: bool,
     dry_run: bool,
@@ -477,23 +541,24 @@ fn auto(
             if !s.path.is_file() {
                 return Ok(json!({"action": "skipped", "reason": "no transcript"}));
             }
-            let c = ops::check(ctx, &s, &budget.overrides())?;
+            let c = ops::check(ctx, &s, check)?;
             if !c.due {
                 return Ok(json!({"action": "skipped", "reason": "not due", "check": c.json}));
             }
-            let st = ops::settings_for(ctx, &s, &budget.overrides());
+            let st = ops::settings_for(ctx, &s, &check.overrides);
             let opts = RunOptions {
-                overrides: budget.overrides(),
+                overrides: check.overrides,
                 source: summary.source(),
                 instructions: summary.instructions.clone(),
                 rotate: rotate || st.truncate_after_compaction,
                 keep_tail: false,
                 dry_run,
                 wait,
+                repair: check.repair,
             };
             let doc = ops::run(ctx, &s, &opts)?;
             Ok(
-                json!({"action": if doc["compacted"] == json!(true) { "compacted" } else { "skipped" }, "run": doc}),
+                json!({"action": if doc["compacted"] == json!(true) { "compacted" } else { "skipped" }, "check": c.json, "run": doc}),
             )
         })();
         match step {

@@ -273,26 +273,50 @@ pub struct StoreSide {
 
 /// Puts both sides in place, transcript first; see the module doc. Without a store side
 /// (a transcript given by path), only the transcript side.
-pub fn commit(mut transcript: TranscriptSide, store: Option<StoreSide>) -> Result<(), CommitError> {
-    transcript.commit()?;
+pub fn commit(transcript: TranscriptSide, store: Option<StoreSide>) -> Result<(), CommitError> {
+    commit_all(vec![transcript], store)
+}
+
+/// [`commit`] for a transcript side of several files (a `--rotate` of a transcript the
+/// repair pass rewrites first: the repaired transcript, then the successor), renamed in
+/// in order. A failure undoes the ones already in place, last first, so that nothing
+/// changes; once the store is in place, all of them stay.
+pub fn commit_all(
+    mut sides: Vec<TranscriptSide>,
+    store: Option<StoreSide>,
+) -> Result<(), CommitError> {
+    for k in 0..sides.len() {
+        if let Err(e) = sides[k].commit() {
+            for done in sides[..k].iter_mut().rev() {
+                let _ = done.undo();
+            }
+            return Err(e);
+        }
+    }
     if let Some(StoreSide { lock, save }) = store {
         let saved = save.commit();
         drop(lock);
         match saved {
             Ok(_) => {}
             Err(source) if source.replaced() => {
-                transcript.finish()?;
+                finish_all(sides)?;
                 return Err(CommitError::StoreSync(source));
             }
             Err(source) => {
-                let path = transcript.path.clone();
-                return Err(match transcript.undo() {
-                    Ok(()) => CommitError::Store {
+                let path = sides.first().map(|t| t.path.clone()).unwrap_or_default();
+                let mut failed = None;
+                for t in sides.iter_mut().rev() {
+                    if let Err(undo) = t.undo() {
+                        failed.get_or_insert((t.path.clone(), undo));
+                    }
+                }
+                return Err(match failed {
+                    None => CommitError::Store {
                         transcript: path,
                         source,
                     },
-                    Err(undo) => CommitError::Undo {
-                        transcript: path,
+                    Some((transcript, undo)) => CommitError::Undo {
+                        transcript,
                         source,
                         undo,
                     },
@@ -300,5 +324,17 @@ pub fn commit(mut transcript: TranscriptSide, store: Option<StoreSide>) -> Resul
             }
         }
     }
-    transcript.finish()
+    finish_all(sides)
+}
+
+/// Finishes every side, reporting the first failure.
+fn finish_all(sides: Vec<TranscriptSide>) -> Result<(), CommitError> {
+    let mut first = Ok(());
+    for t in sides {
+        let r = t.finish();
+        if first.is_ok() {
+            first = r;
+        }
+    }
+    first
 }

@@ -183,6 +183,45 @@ pub fn prepare_appended(
     Ok(side)
 }
 
+/// Prepares `path` rewritten as `text` (the repair pass's output) plus `line` when given:
+/// like [`prepare_appended`], with the file's mode kept (the gateway's repair keeps it)
+/// and refused when the file is no longer `original_len` bytes long.
+pub fn prepare_replaced(
+    data: &DataPath,
+    original_len: u64,
+    text: &[u8],
+    line: Option<&str>,
+) -> Result<TranscriptSide, CompactWriteError> {
+    let path = data.path();
+    let err = |source| EntryError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let now = data
+        .open_read()
+        .map_err(|e| err(std::io::Error::other(e.to_string())))?
+        .size();
+    if now != original_len {
+        return Err(EntryError::Changed {
+            path: path.to_path_buf(),
+        }
+        .into());
+    }
+    let mode = data.mode_or(0o600);
+    let side = TranscriptSide::replace(path, None, mode, |out| {
+        out.write_all(text)?;
+        if let Some(line) = line {
+            if !text.is_empty() && !text.ends_with(b"\n") {
+                out.write_all(b"\n")?;
+            }
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })?;
+    Ok(side)
+}
+
 /// Why [`prepare_appended`] failed: the transcript changed, or a write failed.
 #[derive(Debug, Error)]
 pub enum CompactWriteError {

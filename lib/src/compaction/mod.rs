@@ -1,5 +1,7 @@
-//! Compaction of OpenClaw transcripts (`transcript.md` §4): settings and the threshold,
-//! `prepareCompaction`'s cut point with tool-call pairing, the default-mode prompts, a
+//! Compaction of OpenClaw transcripts (`transcript.md` §4): settings and the threshold
+//! (with the fixed prompt overhead of the system prompt, workspace bootstrap files and
+//! tool schemas), the gateway's repair pass first (in memory), `prepareCompaction`'s cut
+//! point with tool-call pairing, the default-mode prompts, a
 //! pluggable summariser (an external command) or a deterministic extractive summary, the
 //! compaction entry with the manual hardening rule, the `truncateAfterCompaction`
 //! successor, `--max-lines` truncation, and the store bookkeeping.
@@ -8,14 +10,17 @@
 //! [`ops`] and prints.
 
 pub mod bookkeeping;
+pub mod bootstrap;
 pub mod commit;
 pub mod entry;
 pub mod extractive;
 pub mod index;
 mod lean;
 pub mod ops;
+pub mod overhead;
 pub mod plan;
 pub mod prompt;
+pub mod repaired;
 pub mod rotate;
 pub mod scan;
 pub mod settings;

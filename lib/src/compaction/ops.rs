@@ -1,12 +1,19 @@
 //! The `claw-compact` operations end to end: resolve the session, refuse while a gateway is
-//! live, take the transcript write lock as the gateway does for compaction, scan, plan,
-//! summarise, write (transcript or successor first, the store last), record the signal.
+//! live, take the transcript write lock as the gateway does for compaction, scan (the
+//! repaired view when the gateway's repair pass would change the file, [`repaired`]),
+//! plan, summarise, write (transcript or successor first, the store last), record the
+//! signal. `check` adds the fixed prompt overhead ([`overhead`]) to an estimated context.
 //!
 //! Write order ([`commit`]): the new transcript side and the store's new text are written
 //! to synced temp files first, then the transcript side is renamed in and the store after
 //! it; a failed store write undoes the transcript side, so a failure at any step leaves the
-//! old state whole. For `--rotate` the old transcript is never modified, so a crash leaves
-//! either the old state (plus at most an unreferenced successor file) or the new one.
+//! old state whole. A repaired transcript is part of the transcript side: rewritten with
+//! the compaction appended, or for `--rotate` rewritten as repaired and renamed in before
+//! the successor (both undone on a failure). Otherwise `--rotate` never modifies the old
+//! transcript, so a crash leaves either the old state (plus at most an unreferenced
+//! successor file) or the new one; with a repair, a crash between the renames may leave
+//! the repaired transcript under the old store, which is what `claw-transcript repair`
+//! writes.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +25,10 @@ use super::commit::{self, CommitError, StoreSide};
 use super::entry::{self, CompactWriteError, EntryError, EntryFields};
 use super::extractive::Extractor;
 use super::index::Kind;
+use super::overhead::{self, Overhead};
 use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
 use super::prompt::{self, PromptError};
+use super::repaired::{self, View};
 use super::rotate::{self, RotateError};
 use super::scan::{self, Role, ScanError, Scanned};
 use super::settings::{self, Overrides, Settings};
@@ -217,27 +226,79 @@ fn latest_compaction_ts(scan: &Scanned, path: &[PathEntry]) -> Result<Option<i64
         .and_then(crate::transcript::entry::parse_date_ms))
 }
 
-/// `check`: the threshold of §4.1–4.2 for one session.
+/// What `check` (and the decisions of `plan` and `auto`) take besides the session.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckOptions {
+    /// Setting overrides.
+    pub overrides: Overrides,
+    /// `--overhead-tokens N`: the fixed overhead as given instead of estimated.
+    pub overhead_tokens: Option<u64>,
+    /// Work on the repaired view of a transcript the gateway would repair first (without:
+    /// such a transcript is refused, exit 65).
+    pub repair: bool,
+}
+
+/// The session's fixed prompt overhead ([`overhead`]): as given, or estimated from its
+/// agent's workspace, config and last run's report.
+pub fn overhead_for(ctx: &StateContext, s: &SessionRef, given: Option<u64>) -> Overhead {
+    if let Some(n) = given {
+        return Overhead::given(n);
+    }
+    let default_agent = ctx.config.default_agent_id();
+    let agent_id = s
+        .target
+        .as_ref()
+        .map(|t| t.agent_id.clone())
+        .or_else(|| {
+            s.key
+                .as_deref()
+                .and_then(crate::session_key::parse_agent_session_key)
+                .map(|k| k.agent_id)
+        })
+        .unwrap_or(default_agent);
+    Overhead::estimate(&overhead::Inputs {
+        config: &ctx.config,
+        env: &ctx.env,
+        home: &ctx.layout.home,
+        state_dir: &ctx.layout.state_dir,
+        agent_id: &agent_id,
+        session_key: s.key.as_deref(),
+        entry: s.entry.as_ref(),
+    })
+}
+
+/// `check`: the threshold of §4.1–4.2 for one session, the fixed overhead included.
 pub fn check(
     ctx: &StateContext,
     s: &SessionRef,
-    o: &Overrides,
+    o: &CheckOptions,
 ) -> Result<CheckReport, CompactError> {
-    let st = settings_for(ctx, s, o);
-    let scan = scan::scan_file(&s.file)?;
-    let path = active_path(&scan);
-    let items = plan::context_items(&scan, &path)?;
-    let mut est = plan::estimate(&scan, &path, &items);
+    let view = repaired::scan(&s.file, ctx.now_ms, o.repair)?;
+    decide(ctx, s, o, &view)
+}
+
+/// The decision of `check` on a scanned view.
+fn decide(
+    ctx: &StateContext,
+    s: &SessionRef,
+    o: &CheckOptions,
+    view: &View,
+) -> Result<CheckReport, CompactError> {
+    let st = settings_for(ctx, s, &o.overrides);
+    let scan = &view.scan;
+    let path = active_path(scan);
+    let items = plan::context_items(scan, &path)?;
+    let mut est = plan::estimate(scan, &path, &items);
     let mut usage_stale = false;
     let latest = match est.usage_entry {
-        Some(_) => latest_compaction_ts(&scan, &path)?,
+        Some(_) => latest_compaction_ts(scan, &path)?,
         None => None,
     };
     if let (Some(ui), Some(cts)) = (est.usage_entry, latest) {
         let mts = scan.facts[path[ui].row].message_ts();
         if mts.is_none_or(|t| t <= cts as f64) {
             usage_stale = true;
-            let t = plan::estimate_sum(&scan, &path, &items);
+            let t = plan::estimate_sum(scan, &path, &items);
             est = plan::Estimate {
                 tokens: t as f64,
                 usage_tokens: 0.0,
@@ -246,8 +307,13 @@ pub fn check(
             };
         }
     }
+    // A provider's usage counts the system prompt and tools already; an estimate of the
+    // transcript does not.
+    let overhead = overhead_for(ctx, s, o.overhead_tokens);
+    let applied = est.usage_entry.is_none();
+    let context_tokens = est.tokens + if applied { overhead.total as f64 } else { 0.0 };
     let nothing = path.is_empty() || path.last().is_some_and(|e| e.kind == Kind::Compaction);
-    let over = st.should_compact(est.tokens);
+    let over = st.should_compact(context_tokens);
     let bytes_due = st
         .max_active_transcript_bytes
         .is_some_and(|limit| scan.bytes >= limit);
@@ -270,15 +336,18 @@ pub fn check(
         "reserveTokensFloor": st.reserve_tokens_floor,
         "keepRecentTokens": st.keep_recent_tokens,
         "threshold": st.threshold(),
-        "contextTokens": entry::number(est.tokens),
+        "contextTokens": entry::number(context_tokens),
+        "transcriptTokens": entry::number(est.tokens),
         "source": if est.usage_entry.is_some() { "usage" } else { "estimate" },
         "usageTokens": entry::number(est.usage_tokens),
         "trailingTokens": est.trailing_tokens,
         "usageStale": usage_stale,
+        "overhead": overhead.to_json(applied),
         "transcriptBytes": scan.bytes,
         "maxActiveTranscriptBytes": st.max_active_transcript_bytes,
         "truncateAfterCompaction": st.truncate_after_compaction,
         "alreadyCompacted": nothing && !path.is_empty(),
+        "repairFirst": repaired::repair_json(view.repair.as_ref()),
         "reasons": reasons,
         "shouldCompact": due,
     });
@@ -291,24 +360,45 @@ fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Value> {
         .collect()
 }
 
-/// `plan`: `prepareCompaction` as JSON; with `messages`, the converted messages too.
+/// `plan`: `prepareCompaction` as JSON on the transcript as the gateway compacts it (the
+/// repair that would come first in `repairFirst`), with `check`'s decision in `due`;
+/// with `messages`, the converted messages too.
 pub fn plan_json(
     ctx: &StateContext,
     s: &SessionRef,
-    o: &Overrides,
+    o: &CheckOptions,
     messages: bool,
 ) -> Result<Value, CompactError> {
-    let st = settings_for(ctx, s, o);
-    let scan = scan::scan_file(&s.file)?;
-    let path = active_path(&scan);
-    let previous = previous_row(&scan, &path)?;
-    let prep = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())?;
+    let st = settings_for(ctx, s, &o.overrides);
+    let view = repaired::scan(&s.file, ctx.now_ms, o.repair)?;
+    let due = decide(ctx, s, o, &view)?.json;
+    let scan = &view.scan;
+    let path = active_path(scan);
+    let previous = previous_row(scan, &path)?;
+    let prep = plan::prepare(scan, &path, st.keep_recent_tokens, previous.as_ref())?;
     let mut doc = Map::new();
     doc.insert("key".into(), json!(s.key));
     doc.insert("path".into(), json!(s.path.to_string_lossy()));
     doc.insert("leafId".into(), json!(scan.index.leaf_id()));
     doc.insert("keepRecentTokens".into(), json!(st.keep_recent_tokens));
     doc.insert("reserveTokens".into(), json!(st.reserve_tokens));
+    doc.insert(
+        "repairFirst".into(),
+        repaired::repair_json(view.repair.as_ref()),
+    );
+    let mut decision = Map::new();
+    for k in [
+        "shouldCompact",
+        "reasons",
+        "contextTokens",
+        "transcriptTokens",
+        "source",
+        "threshold",
+        "overhead",
+    ] {
+        decision.insert(k.into(), due[k].clone());
+    }
+    doc.insert("due".into(), Value::Object(decision));
     let Some(p) = prep else {
         let last_is_compaction = !path.is_empty();
         doc.insert("compactable".into(), json!(false));
@@ -344,22 +434,22 @@ pub fn plan_json(
     );
     doc.insert(
         "messagesToSummarize".into(),
-        Value::Array(ids_of(&scan, &path, &p.messages_to_summarize)),
+        Value::Array(ids_of(scan, &path, &p.messages_to_summarize)),
     );
     doc.insert(
         "turnPrefixMessages".into(),
-        Value::Array(ids_of(&scan, &path, &p.turn_prefix_messages)),
+        Value::Array(ids_of(scan, &path, &p.turn_prefix_messages)),
     );
     let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
     doc.insert(
         "keptEntries".into(),
-        Value::Array(ids_of(&scan, &path, &kept)),
+        Value::Array(ids_of(scan, &path, &kept)),
     );
     doc.insert("readFiles".into(), json!(p.read_files));
     doc.insert("modifiedFiles".into(), json!(p.modified_files));
     doc.insert("hardening".into(), json!(!st.keep_recent_explicit));
     if messages {
-        let (h, t) = summarized_messages(&scan, &path, &p)?;
+        let (h, t) = summarized_messages(scan, &path, &p)?;
         doc.insert(
             "messages".into(),
             json!({"messagesToSummarize": h, "turnPrefixMessages": t}),
@@ -423,6 +513,9 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// How long to wait for another clawstate writer of the store (then exit 75).
     pub wait: LockWait,
+    /// Repair first what the gateway's repair pass would (`false`: `--no-repair`, such a
+    /// transcript is refused, exit 65).
+    pub repair: bool,
 }
 
 /// The summary text for a preparation (file lists appended).
@@ -530,22 +623,41 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     let st = settings_for(ctx, s, &o.overrides);
     let warning = live_gateway_rule(ctx, o.dry_run)?;
     let _guard = lock(ctx, &s.path, o.dry_run)?;
-    let mut scan = scan::scan_file(&s.file)?;
+    // The repair pass first, in memory (written below with the compaction, in one commit).
+    let View {
+        mut scan,
+        repair: repair_first,
+    } = repaired::scan(&s.file, ctx.now_ms, o.repair)?;
+    let repaired_text = match &scan.backing {
+        scan::Backing::Memory(b) => Some(std::sync::Arc::clone(b)),
+        scan::Backing::File => None,
+    };
     let path = active_path(&scan);
-    let not_compacted = |reason: &str| json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "warning": warning});
+    let repair_doc = repaired::repair_json(repair_first.as_ref());
+    // Nothing to compact: the repair is still written, as the gateway's repair pass runs
+    // before it looks (alone, as `claw-transcript repair` writes it).
+    let not_compacted = |reason: &str| -> Result<Value, CompactError> {
+        if let (Some(r), Some(text), false) = (&repair_first, &repaired_text, o.dry_run) {
+            let side = entry::prepare_replaced(&s.file, r.original_len, text, None)?;
+            commit::commit(side, None)?;
+        }
+        Ok(
+            json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "repairFirst": repair_doc, "warning": warning}),
+        )
+    };
     let items = plan::context_items(&scan, &path)?;
     if path.is_empty() {
-        return Ok(not_compacted("Nothing to compact (session too small)"));
+        return not_compacted("Nothing to compact (session too small)");
     }
     if path.last().is_some_and(|e| e.kind == Kind::Compaction) {
-        return Ok(not_compacted("Already compacted"));
+        return not_compacted("Already compacted");
     }
     if !items_real(&scan, &path, &items) {
-        return Ok(not_compacted("no real conversation messages"));
+        return not_compacted("no real conversation messages");
     }
     let previous = previous_row(&scan, &path)?;
     let Some(p) = plan::prepare(&scan, &path, st.keep_recent_tokens, previous.as_ref())? else {
-        return Ok(not_compacted("Nothing to compact (session too small)"));
+        return not_compacted("Nothing to compact (session too small)");
     };
     let full_before = plan::estimate_sum(&scan, &path, &items);
     let harden = !st.keep_recent_explicit && !o.keep_tail;
@@ -588,14 +700,31 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     // the store should not wait for it. (Reset and delete take the store lock first and
     // then transcript locks; both waits are bounded, so the two orders cannot hang.)
     let _store_lock = lock_store(s, o.dry_run, o.wait)?;
-    // Written but not yet in place: both sides go in together, below (`commit`).
+    // Written but not yet in place: both sides go in together, below (`commit`). A
+    // repaired transcript is rewritten whole: with the compaction appended, or (with a
+    // successor) as the repair pass writes it, before the successor.
     let transcript_side = if o.dry_run {
         None
     } else {
-        Some(match &successor {
-            Some(succ) => succ.prepare()?,
-            None => entry::prepare_appended(&s.file, bytes, ends_nl, &line)?,
-        })
+        Some(
+            match (
+                &successor,
+                repair_first.as_ref().zip(repaired_text.as_deref()),
+            ) {
+                (Some(succ), None) => vec![succ.prepare()?],
+                (Some(succ), Some((r, text))) => vec![
+                    entry::prepare_replaced(&s.file, r.original_len, text, None)?,
+                    succ.prepare()?,
+                ],
+                (None, None) => vec![entry::prepare_appended(&s.file, bytes, ends_nl, &line)?],
+                (None, Some((r, text))) => vec![entry::prepare_replaced(
+                    &s.file,
+                    r.original_len,
+                    text,
+                    Some(&line),
+                )?],
+            },
+        )
     };
     let active_file = successor
         .as_ref()
@@ -651,8 +780,8 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         store_side = side;
         store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
     }
-    if let Some(side) = transcript_side {
-        commit::commit(side, store_side)?;
+    if let Some(sides) = transcript_side {
+        commit::commit_all(sides, store_side)?;
     }
     if let (Some(key), Some(target), false) = (&s.key, &s.target, o.dry_run) {
         let op = uuid::Uuid::new_v4().to_string();
@@ -687,6 +816,7 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         "plannedFirstKeptEntryId": appended.planned_first_kept,
         "isSplitTurn": p.cut.is_split_turn,
         "rotation": successor.as_ref().map(|x| x.result_json()),
+        "repairFirst": repair_doc,
         "store": store_doc,
         "signal": signal_doc,
         "warning": warning,

@@ -12,7 +12,8 @@
 //! The scan also refuses what the gateway would change before compacting: lines the repair
 //! pass would drop or rewrite (`transcript.md` §1.8) and version 1/2 files (§1.9); the
 //! cross-row check (tool calls the repair pass would answer) is counted as the rows stream
-//! by.
+//! by. [`scan_bytes`] scans a text held in memory instead (the repaired view of
+//! `super::repaired`): its rows are read back from there.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -311,6 +312,15 @@ impl Facts {
 /// File operations found in a row's tool calls.
 pub type FileOps = Vec<(FileOp, Box<str>)>;
 
+/// Where a scan's rows are read back from.
+#[derive(Debug, Clone)]
+pub enum Backing {
+    /// The transcript file (opened again below its directory, never through a link).
+    File,
+    /// A text held in memory (the transcript as the repair pass would rewrite it).
+    Memory(std::sync::Arc<Vec<u8>>),
+}
+
 /// A transcript reduced to its structure and facts.
 #[derive(Debug, Clone)]
 pub struct Scanned {
@@ -318,6 +328,8 @@ pub struct Scanned {
     pub path: PathBuf,
     /// The file as it is opened again (below its directory, never through a link).
     pub data: DataPath,
+    /// Where the rows are read back from.
+    pub backing: Backing,
     /// File size in bytes.
     pub bytes: u64,
     /// Whether the file ends with a newline.
@@ -751,14 +763,30 @@ impl MissingResults {
 /// Scans `path`: structure, facts and the checks above. Fails on the first line the
 /// gateway would repair, a missing header, or a version older than 3.
 pub fn scan_file(data: &DataPath) -> Result<Scanned, ScanError> {
-    let path = data.path();
     let file = data.open_read().map_err(ScanError::from)?.into_file();
+    let len = file.metadata().map_or(0, |m| m.len());
+    scan_reader(data, file, len, Backing::File)
+}
+
+/// Scans a text held in memory as the transcript at `data` (the repaired view): the same
+/// checks as [`scan_file`], rows read back from `bytes`.
+pub fn scan_bytes(data: &DataPath, bytes: Vec<u8>) -> Result<Scanned, ScanError> {
+    let bytes = std::sync::Arc::new(bytes);
+    let text = std::sync::Arc::clone(&bytes);
+    let len = text.len() as u64;
+    scan_reader(data, text.as_slice(), len, Backing::Memory(bytes))
+}
+
+fn scan_reader(
+    data: &DataPath,
+    file: impl Read,
+    len: u64,
+    backing: Backing,
+) -> Result<Scanned, ScanError> {
+    let path = data.path();
     // Rows are rarely smaller than 0.6 KB on average; reserve for that many to avoid
     // regrowing the tables (capacity never used is never touched).
-    let guess = file
-        .metadata()
-        .map_or(0, |m| (m.len() / 600) as usize)
-        .min(1 << 24);
+    let guess = ((len / 600) as usize).min(1 << 24);
     let mut index = Index::new();
     index.reserve(guess);
     index.syms.reserve(guess, guess * 12);
@@ -878,6 +906,7 @@ pub fn scan_file(data: &DataPath) -> Result<Scanned, ScanError> {
     Ok(Scanned {
         path: path.to_path_buf(),
         data: data.clone(),
+        backing,
         bytes: total,
         ends_with_newline: total == 0 || last_byte_newline,
         non_blank_lines: non_blank,
@@ -889,6 +918,10 @@ pub fn scan_file(data: &DataPath) -> Result<Scanned, ScanError> {
         added: Vec::new(),
     })
 }
+
+/// What rows are read back through.
+trait ReadSeek: Read + Seek {}
+impl<T: Read + Seek> ReadSeek for T {}
 
 impl Scanned {
     /// Adds a row in memory (e.g. the new compaction entry) and indexes it.
@@ -961,7 +994,10 @@ impl Scanned {
         if order.is_empty() {
             return Ok(());
         }
-        let mut file = self.data.open_read().map_err(ScanError::from)?.into_file();
+        let mut file: Box<dyn ReadSeek> = match &self.backing {
+            Backing::File => Box::new(self.data.open_read().map_err(ScanError::from)?.into_file()),
+            Backing::Memory(b) => Box::new(std::io::Cursor::new(b.as_slice())),
+        };
         let loc_of = |k: usize| {
             self.locs.get(rows[k]).unwrap_or(Loc {
                 line: 0,
