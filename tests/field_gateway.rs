@@ -457,18 +457,14 @@ fn field_round_trip_the_gateway_continues_on_clawstates_writes() {
         .assert()
         .success();
     let old_c = f.gw.session_file(c);
-    // The reset itself stands; on this 2026.7.1 state DB (schema 1, no signal tables) the
-    // cursor step still fails with 65 until issue 23 item 2 lands (not this suite's item).
+    // On this 2026.7.1 state DB (schema 1, no signal tables) the reset leaves the DB alone.
     let o =
         f.gw.claw("claw-sessions")
             .args(["reset", c])
             .output()
             .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success() || (o.status.code() == Some(65) && err.contains("schema version 1")),
-        "claw-sessions reset {c}: {err}"
-    );
+    assert!(o.status.success(), "claw-sessions reset {c}: {err}");
     assert_ne!(
         f.gw.session_file(c),
         old_c,
