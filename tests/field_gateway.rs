@@ -506,13 +506,11 @@ fn field_round_trip_the_gateway_continues_on_clawstates_writes() {
     assert_history_matches(&f.gw, c);
 }
 
-/// Found by the field suite, not fixed here: an entry without `contextTokens` (written by
-/// the gateway's `sessions.reset`, or by a first turn that failed) lists as the configured
-/// model's `contextWindow` (32000) in `openclaw sessions --json`, which looks the model up
-/// in its catalog (`models.providers.*.models[]` of the config), but as the 200000 default
-/// in `claw-sessions list --json`. Ignored until the listing resolves it the same way.
+/// Found by the field suite: an entry without `contextTokens` (written by the gateway's
+/// `sessions.reset`, or by a first turn that failed) lists as the configured model's
+/// `contextWindow` (32000) in `openclaw sessions --json`, which looks the model up in the
+/// config's `models.providers.*.models[]`; clawstate listed the 200000 default.
 #[test]
-#[ignore = "known divergence: contextTokens of an entry without one"]
 fn field_listing_of_an_entry_without_context_tokens() {
     let Some(mut f) = Field::with_config(&json!({"agents": {"defaults": {"contextTokens": null}}}))
     else {

@@ -134,11 +134,16 @@ pub fn list_row(
             row.insert(name.to_string(), v.clone());
         }
     }
+    // `r.contextTokens ?? configured ?? lookupContextTokens(model) ?? (lookupContextTokens(
+    // default model) ?? 200000)`: the lookups are the config's own model windows (all the
+    // CLI has without loading a catalog).
     let context_tokens = coalesce(
         entry.get("contextTokens"),
         cfg_path(cfg, &["agents", "defaults", "contextTokens"]),
     )
     .cloned()
+    .or_else(|| configured_context_window(cfg, &model_ref.model))
+    .or_else(|| configured_context_window(cfg, &default_model_ref(cfg, None).model))
     .unwrap_or(Value::from(DEFAULT_CONTEXT_TOKENS));
     row.insert("contextTokens".into(), context_tokens);
     row.insert("agentId".into(), Value::String(agent_id.clone()));
@@ -183,6 +188,45 @@ fn cfg_path<'a>(cfg: &'a Value, path: &[&str]) -> Option<&'a Value> {
         v = field(v, p);
     }
     v
+}
+
+/// `lookupContextTokens(modelId, {allowAsyncLoad: false})`: the least positive of the
+/// context tokens and the context window the config gives the model id
+/// (`models.providers.<p>.models[]`, each model's own values else its provider's; a later
+/// model of the same id wins, as it overwrites the gateway's cache).
+fn configured_context_window(cfg: &Value, model_id: &str) -> Option<Value> {
+    if model_id.is_empty() {
+        return None;
+    }
+    let positive = |v: Option<&Value>| v.and_then(Value::as_f64).filter(|f| *f > 0.0);
+    let (mut tokens, mut window) = (None, None);
+    let providers = cfg_path(cfg, &["models", "providers"]).and_then(Value::as_object);
+    for provider in providers.into_iter().flat_map(|p| p.values()) {
+        let models = field(Some(provider), "models").and_then(Value::as_array);
+        for model in models.into_iter().flatten() {
+            if field(Some(model), "id").and_then(Value::as_str) != Some(model_id) {
+                continue;
+            }
+            let number = |k: &str| {
+                let own = field(Some(model), k).filter(|v| v.is_number());
+                own.or_else(|| field(Some(provider), k).filter(|v| v.is_number()))
+            };
+            // The configured tokens when positive, else the window (`applyConfiguredContextWindows`).
+            match (
+                positive(number("contextTokens")),
+                positive(number("contextWindow")),
+            ) {
+                (Some(t), _) => tokens = Some(t),
+                (None, Some(w)) => window = Some(w),
+                (None, None) => {}
+            }
+        }
+    }
+    let least = match (tokens, window) {
+        (Some(t), Some(w)) => Some(t.min(w)),
+        (t, w) => t.or(w),
+    }?;
+    Some(js_number(least))
 }
 
 /// `parseModelRef(raw, defaultProvider)` of the display module.
@@ -1011,6 +1055,21 @@ pub fn runtime_policy_session_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lookupContextTokens` from the config alone: the model's own tokens before its
+    /// provider's, the least of tokens and window, a later model of the same id winning.
+    #[test]
+    fn context_windows_come_from_the_configured_models() {
+        let cfg = json!({"models": {"providers": {
+            "a": {"contextWindow": 50000, "models": [{"id": "m1"}, {"id": "m2", "contextTokens": 8000}]},
+            "b": {"models": [{"id": "m3", "contextWindow": 0}, {"id": "m2", "contextWindow": 6000}]},
+        }}});
+        assert_eq!(configured_context_window(&cfg, "m1"), Some(json!(50000)));
+        assert_eq!(configured_context_window(&cfg, "m2"), Some(json!(6000)));
+        assert_eq!(configured_context_window(&cfg, "m3"), None);
+        assert_eq!(configured_context_window(&cfg, "nope"), None);
+        assert_eq!(configured_context_window(&json!({}), "m1"), None);
+    }
     use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
