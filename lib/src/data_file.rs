@@ -10,7 +10,9 @@
 //! line or a realpath) and a name below it made of plain components. Opening walks the
 //! name from the directory one component at a time with `openat(…, O_NOFOLLOW)`: a
 //! symlink anywhere below the directory, or `..`, is refused and reported, never
-//! followed. The last component is opened `O_NONBLOCK` (a FIFO opens at once) and must be
+//! followed. (A name directly in the directory, the usual transcript, is opened by its
+//! whole path with `O_NOFOLLOW` on the name: the directory is trusted, and it takes one
+//! descriptor, as a plain open does.) The last component is opened `O_NONBLOCK` (a FIFO opens at once) and must be
 //! a regular file by `fstat`; anything else is refused with exit 65 naming the file.
 //! Reads take at most the size `fstat` gave when the file was opened, or a stated limit
 //! for files that are small by nature. Writes go through the walked directory's
@@ -537,11 +539,6 @@ impl DataDir {
         Ok((st.st_dev as u64, st.st_ino as u64))
     }
 
-    /// The descriptor (for the `*at` calls of other modules).
-    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.fd.as_fd()
-    }
-
     /// Opens `name` (a plain name in this directory) as a regular file, never through a
     /// symlink and never blocking on a FIFO.
     fn open_file(
@@ -762,11 +759,6 @@ pub struct DataFile {
 }
 
 impl DataFile {
-    /// The open file.
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-
     /// The open file, for good.
     pub fn into_file(self) -> File {
         self.file
