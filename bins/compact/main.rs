@@ -2,8 +2,7 @@
 //! cut point with tool-call pairing, a pluggable or extractive summary, successor rotation
 //! and `--max-lines` truncation, exactly as the gateway does them.
 
-#[path = "../common/mod.rs"]
-mod common;
+use clawstate_cli as common;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

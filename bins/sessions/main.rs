@@ -1,8 +1,7 @@
 //! `claw-sessions`: list, show, patch, reset, delete, resolve and police the entries of
 //! an OpenClaw session store (`sessions.json`), offline.
 
-#[path = "../common/mod.rs"]
-mod common;
+use clawstate_cli as common;
 
 use std::io::{IsTerminal, Read};
 

@@ -1,10 +1,8 @@
 //! `claw-signals`: the durable signal log of the shared state database — record events,
 //! list them, answer `changesSince`, read state versions, prune, forget a session.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../common/signals_cli.rs"]
-mod signals_cli;
+use clawstate_cli as common;
+use clawstate_cli::signals as signals_cli;
 
 use std::io::Read;
 use std::time::Instant;

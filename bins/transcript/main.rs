@@ -1,8 +1,7 @@
 //! `claw-transcript`: read, check, repair, migrate and append OpenClaw session transcripts
 //! (`<sessionId>.jsonl`) offline, exactly as the gateway reads and writes them.
 
-#[path = "../common/mod.rs"]
-mod common;
+use clawstate_cli as common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,10 +1,8 @@
 //! `claw-watch`: watcher cursors and the one-notice-not-many protocol of the shared state
 //! database — register, list, read and drain pending notices, sweep, reset, follow.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../common/signals_cli.rs"]
-mod signals_cli;
+use clawstate_cli as common;
+use clawstate_cli::signals as signals_cli;
 
 use std::time::{Duration, Instant};
 

@@ -1,8 +1,6 @@
 //! What `claw-signals` and `claw-watch` share: the `--db` and `--schema` options, key
 //! resolution and the JSON / NDJSON / text printers.
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 
 use clap::Args;
@@ -14,7 +12,7 @@ use clawstate::signals::{Access, StateDb};
 use clawstate::terminal_text::escape_line;
 use serde_json::Value;
 
-use crate::common::{note, out, Failure, OrFail, OutputMode};
+use crate::{note, out, Failure, OrFail, OutputMode};
 
 /// The `--db` and `--schema` options.
 #[derive(Debug, Clone, Args)]
@@ -196,7 +194,7 @@ pub fn list_mode(mode: OutputMode) -> ListMode {
     match mode {
         OutputMode::Json => ListMode::Array,
         OutputMode::Ndjson => ListMode::Lines,
-        OutputMode::Text if crate::common::stdout_is_terminal() => ListMode::Table,
+        OutputMode::Text if crate::stdout_is_terminal() => ListMode::Table,
         OutputMode::Text => ListMode::Lines,
     }
 }

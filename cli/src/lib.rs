@@ -1,8 +1,6 @@
 //! What every `claw-*` binary shares: the global options (documented once, reused by
 //! `--help` and the man pages), output modes and error reporting with exit codes.
 
-#![allow(dead_code)]
-
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -12,6 +10,8 @@ use clawstate::exit::{self, ExitCode};
 use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 use clawstate::terminal_text::{self, TerminalWriter};
+
+pub mod signals;
 
 /// mimalloc: the tools allocate many small maps (one per entry); glibc malloc spends more
 /// time than the parser on them. Built without transparent huge pages (`no_thp`): with
