@@ -217,7 +217,7 @@ impl Drop for PendingReplace {
 
 /// Files from this size on are written around the page cache (`O_DIRECT`) where the
 /// filesystem takes it: they are synced at once, so caching their bytes buys nothing,
-/// while taking fresh pages for the cache can cost more than the write (4× on a VM).
+/// while taking fresh pages for the cache can cost more than the write itself.
 const DIRECT_WRITE_MIN: usize = 8 << 20;
 /// Alignment of the memory, offsets and lengths of direct writes: a page, which covers
 /// any logical block size up to it.
