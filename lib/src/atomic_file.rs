@@ -289,8 +289,9 @@ impl<'f> DirectWrites<'f> {
         let fd = file.as_raw_fd();
         // SAFETY: fcntl on an open descriptor.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        let set =
-            flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
+        let set = flags >= 0
+            // SAFETY: fcntl on an open descriptor, adding one status flag to those it has.
+            && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
         DirectWrites {
             file,
             flags: set.then_some(flags),
@@ -435,6 +436,7 @@ mod tests {
         direct.write(&buf[..100]).unwrap();
         direct.write(buf).unwrap();
         drop(direct);
+        // SAFETY: fcntl on an open descriptor.
         assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) }, flags);
         drop(f);
         let mut want = bytes[..2 * DIRECT_ALIGN].to_vec();
