@@ -10,8 +10,10 @@ A row:
      "ours":     {"tool", "seconds", "maxRssKiB"},
      "peer":     {"tool", "seconds", "maxRssKiB", "scope"} | null,
      "baseline": {"tool", "seconds", "maxRssKiB"} | null,
-     "rounds", "note"}
-`seconds` is always the time of the whole operation (lower is better); `scope` says
+     "rounds", "note", "run"?}
+`note` is one line (the report gives each row one line of notes; run histories belong in
+git, not in the note); `run` names a row measured apart from its bench's run (time,
+commit). A bench document may carry a one-line `method`. `seconds` is always the time of the whole operation (lower is better); `scope` says
 whether the peer's time is a whole process ("process") or measured inside Node after
 import ("in-process"). `maxRssKiB` is null where it was not measured.
 """

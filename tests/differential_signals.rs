@@ -103,7 +103,7 @@ fn scenarios() -> Vec<Sc> {
     let c1 = "agent:main:subagent:c1";
     let mut out = Vec::new();
 
-    // §4.6: spawn seeding, duplicate spawn, log-only kinds, frozen watermark, dedupe of the
+    // `signals.md` §4.6: spawn seeding, duplicate spawn, log-only kinds, frozen watermark, dedupe of the
     // repeated notice, self-suppression, ack with and without interleaved work, a second
     // watcher registered at the head.
     let mut s = Sc::new("notice-trace", 0);
@@ -233,7 +233,7 @@ fn scenarios() -> Vec<Sc> {
     s.step(changes(c, 0));
     out.push(s);
 
-    // Watcher reset and session deletion (§3.8).
+    // Watcher reset and session deletion (`signals.md` §3.8).
     let (r1, r2) = ("agent:main:subagent:r1", "agent:main:subagent:r2");
     let mut s = Sc::new("reset-and-delete", 6);
     s.step(spawn(r1, MAIN, "run-r1"))

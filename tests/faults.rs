@@ -187,6 +187,7 @@ fn run(c: &mut Command) -> Outcome {
     // stay readable until `wait4` below.
     // SAFETY: an all-zero siginfo is valid; waitid fills it for our own child.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid on our own child, writing into the siginfo above.
     let w = unsafe {
         libc::waitid(
             libc::P_PID,

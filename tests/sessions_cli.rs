@@ -403,6 +403,7 @@ fn live_gateway_lock(f: &Fixture) -> PathBuf {
     let config = f.state.join("openclaw.json");
     let hash = sha2::Sha256::digest(config.to_string_lossy().as_bytes());
     let hex: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    // SAFETY: getuid takes no arguments and cannot fail.
     let uid = unsafe { libc::getuid() };
     let dir = f.home.join("tmp").join(format!("openclaw-{uid}"));
     std::fs::create_dir_all(&dir).unwrap();

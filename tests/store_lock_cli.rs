@@ -124,6 +124,7 @@ fn a_writer_under_another_tmpdir_is_busy_while_the_lock_is_held() {
 fn a_hostile_lock_directory_under_tmpdir_is_irrelevant() {
     let f = Fixture::new();
     // Another user's `$TMPDIR/clawstate-<uid>`, a symlink to a directory of theirs.
+    // SAFETY: getuid takes no arguments and cannot fail.
     let uid = unsafe { libc::getuid() };
     let theirs = f.home.join("theirs");
     std::fs::create_dir_all(&theirs).unwrap();

@@ -159,7 +159,7 @@ impl Summary {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Whether compaction is due (threshold of §4.1–4.2); JSON.
+    /// Whether compaction is due (threshold of transcript.md §4.1–4.2); JSON.
     Check {
         /// Session key, sessionId or path.
         session: String,

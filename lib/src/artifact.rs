@@ -27,7 +27,7 @@ impl ArchiveReason {
     }
 }
 
-fn archive_suffix<'a>(name: &'a str, reason: ArchiveReason) -> Option<&'a str> {
+fn archive_suffix(name: &str, reason: ArchiveReason) -> Option<&str> {
     let marker = format!(".{}.", reason.as_str());
     let i = name.rfind(&marker)?;
     Some(&name[i + marker.len()..])

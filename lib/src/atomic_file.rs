@@ -217,7 +217,7 @@ impl Drop for PendingReplace {
 
 /// Files from this size on are written around the page cache (`O_DIRECT`) where the
 /// filesystem takes it: they are synced at once, so caching their bytes buys nothing,
-/// while taking fresh pages for the cache can cost more than the write (4× on a VM).
+/// while taking fresh pages for the cache can cost more than the write itself.
 const DIRECT_WRITE_MIN: usize = 8 << 20;
 /// Alignment of the memory, offsets and lengths of direct writes: a page, which covers
 /// any logical block size up to it.
@@ -289,8 +289,9 @@ impl<'f> DirectWrites<'f> {
         let fd = file.as_raw_fd();
         // SAFETY: fcntl on an open descriptor.
         let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        let set =
-            flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
+        let set = flags >= 0
+            // SAFETY: fcntl on an open descriptor, adding one status flag to those it has.
+            && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
         DirectWrites {
             file,
             flags: set.then_some(flags),
@@ -435,6 +436,7 @@ mod tests {
         direct.write(&buf[..100]).unwrap();
         direct.write(buf).unwrap();
         drop(direct);
+        // SAFETY: fcntl on an open descriptor.
         assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) }, flags);
         drop(f);
         let mut want = bytes[..2 * DIRECT_ALIGN].to_vec();

@@ -1,4 +1,4 @@
-//! Reset policy and freshness (§6.1–6.2): which daily/idle rule governs a session, and
+//! Reset policy and freshness (`store.md` §6.1–6.2): which daily/idle rule governs a session, and
 //! whether its current session id is still fresh at a given instant.
 //!
 //! Values read from the config and the entry follow the gateway's JavaScript semantics

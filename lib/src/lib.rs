@@ -3,6 +3,8 @@
 //! Every format, rule and algorithm of the toolkit lives here; the `claw-*` binaries
 //! only parse arguments, call in and print. One concept per module.
 
+#![warn(missing_docs)]
+
 pub mod artifact;
 pub mod atomic_file;
 pub mod byte_size;

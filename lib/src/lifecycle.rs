@@ -1,5 +1,5 @@
 //! What the gateway does to one entry on disk: find it by key or sessionId, patch it
-//! (RFC 7386), reset it to a new session (§6.3) and delete it, archiving transcripts.
+//! (RFC 7386), reset it to a new session (`store.md` §6.3) and delete it, archiving transcripts.
 //!
 //! These functions work on a loaded [`SessionStore`]; the caller holds the store lock
 //! for the whole read-modify-write and decides about dry runs.

@@ -26,9 +26,8 @@
 //!
 //! Only processes whose `/proc` entries we may read are seen: our own uid's, or every one as
 //! root (a gateway of another user is still found by its lock file). Reads are bounded
-//! (`process::MAX_*`), links under `/proc` are only read with `readlink`, and a scan of a few
-//! hundred processes takes a few milliseconds. Other OpenClaw processes (`openclaw agent`, a
-//! doctor run) are not gateways and are not reported.
+//! (`process::MAX_*`) and links under `/proc` are only read with `readlink`. Other OpenClaw
+//! processes (`openclaw agent`, a doctor run) are not gateways and are not reported.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;

@@ -1,4 +1,4 @@
-//! `session.sendPolicy` (§7): whether the gateway may send into a session, and which rule
+//! `session.sendPolicy` (`store.md` §7): whether the gateway may send into a session, and which rule
 //! decided it.
 
 use serde_json::{Map, Value};

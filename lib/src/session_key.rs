@@ -423,7 +423,7 @@ pub fn canonicalize_main_alias(session_key: &str, agent_id: &str, ctx: &KeyConte
     }
 }
 
-/// `resolveSessionStoreKey`: the key under which a request key is stored (§3.2).
+/// `resolveSessionStoreKey`: the key under which a request key is stored (`store.md` §3.2).
 pub fn resolve_store_key(request: &str, ctx: &KeyContext) -> String {
     let raw = js_trim(request);
     if raw.is_empty() {

@@ -299,7 +299,7 @@ pub struct ResetOutcome {
     pub archived: Vec<(PathBuf, PathBuf)>,
     /// Whether a fresh header was written.
     pub header_written: bool,
-    /// Watcher cursors of the key deleted from the state database (§3.8), when it exists;
+    /// Watcher cursors of the key deleted from the state database (`signals.md` §3.8), when it exists;
     /// `Err` says what was left and why (the reset stands; the command must not end 0).
     pub signal_cursors: Option<Result<usize, crate::signals::lifecycle::CleanupError>>,
 }
@@ -328,7 +328,7 @@ fn lock_transcripts(
     Ok(guards)
 }
 
-/// `reset KEY`: what the gateway's `sessions.reset` does on disk (§6.3).
+/// `reset KEY`: what the gateway's `sessions.reset` does on disk (`store.md` §6.3).
 pub fn reset(
     ctx: &StateContext,
     request: &str,
@@ -471,7 +471,7 @@ pub struct DeleteOutcome {
     pub removed_sidecars: Vec<PathBuf>,
     /// Whether the transcript was kept because another entry shares the sessionId.
     pub transcript_shared: bool,
-    /// The key's signal state forgotten in the state database (§3.8), when it exists;
+    /// The key's signal state forgotten in the state database (`signals.md` §3.8), when it exists;
     /// `Err` says what was left and why (the deletion stands; the command must not end 0).
     pub signal_state:
         Option<Result<crate::signals::journal::Forgotten, crate::signals::lifecycle::CleanupError>>,

@@ -267,7 +267,7 @@ pub fn overhead_for(ctx: &StateContext, s: &SessionRef, given: Option<u64>) -> O
     })
 }
 
-/// `check`: the threshold of §4.1–4.2 for one session, the fixed overhead included.
+/// `check`: the threshold of `transcript.md` §4.1–4.2 for one session, the fixed overhead included.
 pub fn check(
     ctx: &StateContext,
     s: &SessionRef,

@@ -6,8 +6,8 @@
 //! `lean` module), anything else through a parsed `Value`; message bodies (and the facts
 //! only the successor needs: tool-call ids, duplicate-user signatures) are read back by
 //! offset for the rows a command needs. A transcript is planned in memory proportional to
-//! its row count: under 200 bytes a row (about 200 MB of tables for the 1.2 million rows of
-//! a 1 GB transcript; measured in `bench/compact.py`).
+//! its row count, a small fixed-size record a row (the measured peak RSS is in
+//! `bench/REPORT.md`, `claw-compact`).
 //!
 //! The scan also refuses what the gateway would change before compacting: lines the repair
 //! pass would drop or rewrite (`transcript.md` §1.8) and version 1/2 files (§1.9); the

@@ -393,6 +393,7 @@ mod tests {
     /// Lowering a thread's priority lowers that thread's alone.
     #[test]
     fn lowers_only_the_calling_thread() {
+        // SAFETY: gettid takes no arguments and cannot fail.
         let tid = || unsafe { libc::syscall(libc::SYS_gettid) as libc::id_t };
         // SAFETY: getpriority on a live thread's id.
         let nice = |t| unsafe { libc::getpriority(libc::PRIO_PROCESS, t) };

@@ -1,6 +1,6 @@
 //! A vector filled on two threads at once, each thread writing its own half of the
 //! vector's memory in place ([`fill_in_halves`]). Moving 100k large items into a fresh
-//! vector on one thread spends about half its time in the page faults of that vector's
+//! vector on one thread spends much of its time in the page faults of that vector's
 //! first touch; split this way, both cores take them.
 
 use std::mem::MaybeUninit;

@@ -498,8 +498,8 @@ fn at_once_if<A, B: Send>(
 }
 
 /// Frees `value` on a thread of its own: a run's large structures (the store's text,
-/// the facts of 100k entries, a directory listing) take tens of milliseconds to free, and
-/// the caller need not wait for that. Without a thread to be had, frees it here.
+/// the facts of 100k entries, a directory listing) take a while to free, and the caller
+/// need not wait for that. Without a thread to be had, frees it here.
 fn free_in_background<T: Send + 'static>(value: T) {
     // A failed spawn drops the closure, and the value with it, here.
     let _ = std::thread::Builder::new().spawn(move || drop(value));
@@ -915,7 +915,7 @@ pub fn apply_store(
     // No store write is left, and rows are made from the store only when asked for: the
     // store goes now, on a thread of its own, while the file changes are made. Its text
     // maps the file it read, which the write replaced: unmapping it frees that file (its
-    // cached pages and its blocks), which took about 20 ms at exit in the 100k bench.
+    // cached pages and its blocks), which would otherwise delay the exit (bench/REPORT.md).
     let store = if opts.want_rows {
         Some(store)
     } else {

@@ -45,7 +45,7 @@ pub struct Facts {
     pub session_id: Option<String>,
     /// `sessionFile`.
     pub session_file: Option<String>,
-    /// Protected by its key or chat type (§4.2), the preserve set aside.
+    /// Protected by its key or chat type (`store.md` §4.2), the preserve set aside.
     pub durable: bool,
     /// `compactionCheckpoints[].{pre,post}Compaction.sessionFile`, trimmed, non-empty.
     pub checkpoint_files: Vec<String>,

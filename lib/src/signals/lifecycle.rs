@@ -1,4 +1,4 @@
-//! What the session lifecycle does to the signal state (§3.8), for `claw-sessions`:
+//! What the session lifecycle does to the signal state (`signals.md` §3.8), for `claw-sessions`:
 //! a reset forgets the cursors the session holds as a watcher; a deletion forgets the
 //! session's events, head, upstream link and every cursor naming it.
 //!

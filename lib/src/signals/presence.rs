@@ -1,5 +1,5 @@
 //! Whether a session exists in its agent's session store: the restart sweep only
-//! re-materialises notices for watchers whose session still exists (§4.7), and
+//! re-materialises notices for watchers whose session still exists (`signals.md` §4.7), and
 //! `changes-since` answers "unknown session" only for keys nobody knows.
 //!
 //! Both store generations are consulted: the 2026.7 `sessions.json` of the agent (or the

@@ -1,5 +1,5 @@
 //! A record request as a user gives it (command-line flags or one NDJSON line), turned
-//! into a [`RecordInput`] with the keys resolved and the producer defaults of §2.1 applied.
+//! into a [`RecordInput`] with the keys resolved and the producer defaults of `signals.md` §2.1 applied.
 
 use serde_json::{Map, Value};
 

@@ -1,8 +1,8 @@
 //! The whole text of a file, checked as UTF-8: a large file mapped read-only from the
 //! page cache, a small one read into memory.
 //!
-//! Mapping a 93 MB store costs a few thousand page faults on pages the kernel already
-//! holds; reading it costs 23,000 fresh pages and a copy of every byte. A mapping shows
+//! Mapping a large store costs page faults on pages the kernel already holds; reading it
+//! costs a fresh page for every 4 KiB and a copy of every byte. A mapping shows
 //! the file as it is on disk, so it is only as steady as the file: the gateway replaces
 //! its store by renaming a new file over it (the mapped file is left as it was), and
 //! writes none in place. A program that broke that rule while the text is in use would

@@ -24,7 +24,10 @@ use super::entry_fields::EntryFields;
 pub enum EntryVerdict {
     /// The entry stays; `changed` is true when any step rewrote it (the peer then treats the
     /// store as modified, so a later save is not skipped).
-    Keep { changed: bool },
+    Keep {
+        /// Whether any step rewrote the entry.
+        changed: bool,
+    },
     /// The entry is removed from the store (for example an unsafe `sessionId`).
     Drop,
 }
@@ -934,14 +937,14 @@ pub(crate) const PENDING_FINAL_DELIVERY_FIELDS: [&str; 10] = [
 fn normalize_pending_final_delivery<M: EntryFields>(entry: &mut M) -> bool {
     if !PENDING_FINAL_DELIVERY_FIELDS
         .iter()
-        .any(|k| entry.contains_key(*k))
+        .any(|k| entry.contains_key(k))
     {
         return false;
     }
     // The values as they were before this step (each rule reads the original entry).
     let original: Map<String, Value> = PENDING_FINAL_DELIVERY_FIELDS
         .iter()
-        .filter_map(|k| entry.get(*k).map(|v| (k.to_string(), v.clone())))
+        .filter_map(|k| entry.get(k).map(|v| (k.to_string(), v.clone())))
         .collect();
     let get = |k: &str| original.get(k);
     let mut changed = false;

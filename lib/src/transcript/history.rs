@@ -7,6 +7,11 @@
 //! Deliberate differences: no secret redaction (`contentRedacted` is always false; the
 //! text is shown as stored), and no Claude-CLI session import.
 
+#![allow(
+    clippy::needless_range_loop,
+    reason = "the gateway's loops over parallel arrays are ported index for index"
+)]
+
 use std::sync::LazyLock;
 
 use regex::Regex;

@@ -712,6 +712,11 @@ pub fn missing_tool_result_count(entries: &[Value]) -> usize {
     report.inserted_tool_results
 }
 
+/// A random UUID v4, as `randomUUID()` draws them (for `repair-<uuid>` ids and headers).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -748,9 +753,4 @@ mod tests {
         assert_eq!(torn_tail_keep_len(b"{}\n{}"), None);
         assert_eq!(torn_tail_keep_len(b"{}\n"), None);
     }
-}
-
-/// A random UUID v4, as `randomUUID()` draws them (for `repair-<uuid>` ids and headers).
-pub fn new_uuid() -> String {
-    uuid::Uuid::new_v4().to_string()
 }

@@ -204,6 +204,11 @@ pub fn oversized_record(line: &str, with_idempotency: bool) -> Value {
     Value::Object(rec)
 }
 
+/// The string value after an `"idempotencyKey"` name: `: "<JSON string body>"`.
+static IDEMPOTENCY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^\s*:\s*"((?:\\.|[^"\\])*)""#).expect("a constant, valid pattern")
+});
+
 fn extract_idempotency_suffix(source: &str) -> Option<String> {
     let token = "\"idempotencyKey\"";
     let mut search = 0;
@@ -215,8 +220,7 @@ fn extract_idempotency_suffix(source: &str) -> Option<String> {
             continue;
         }
         let rest = &source[search..];
-        let r = Regex::new(r#"^\s*:\s*"((?:\\.|[^"\\])*)""#).ok()?;
-        if let Some(c) = r.captures(rest) {
+        if let Some(c) = IDEMPOTENCY_VALUE.captures(rest) {
             return match crate::jsjson::parse_value(&format!("\"{}\"", &c[1])) {
                 Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
                 _ => None,
