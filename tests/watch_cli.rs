@@ -282,15 +282,25 @@ fn claw_sessions_reset_and_delete_update_the_signal_state() {
 }
 
 #[test]
-fn follow_streams_notices_across_processes_within_100ms() {
+fn follow_streams_notices_across_processes_on_notification_not_on_a_timer() {
     let dir = tempfile::tempdir().unwrap();
     let sb = Sandbox::new(dir.path());
     spawn(&sb, T);
     ok(sb.watch(T, &["add", OPS, C1]));
     human(&sb, T + 1, C1);
+    // The safety tick is an hour and the follower stops after 60 s: every notice that
+    // arrives was woken by the change notification, not found by a periodic re-check.
     let mut child = sb
         .cmd("claw-watch")
-        .args(["follow", MAIN, "--drain", "--for", "60s"])
+        .args([
+            "follow",
+            MAIN,
+            "--drain",
+            "--for",
+            "60s",
+            "--safety-tick",
+            "1h",
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -303,8 +313,11 @@ fn follow_streams_notices_across_processes_within_100ms() {
         std::thread::sleep(Duration::from_millis(300));
         let t = Instant::now();
         human(&sb, T + 10 + i, C1);
-        let line = lines.next().unwrap().unwrap() + "\n";
-        // Measured from the start of the writing process, so it includes its own startup.
+        let line = lines
+            .next()
+            .expect("the follower stopped before the notice came")
+            .unwrap()
+            + "\n";
         latencies.push(t.elapsed());
         assert_eq!(line, notice(C1, expected_n));
         expected_n = 3 + i;
@@ -313,11 +326,6 @@ fn follow_streams_notices_across_processes_within_100ms() {
     let _ = child.wait();
     // OPS was not followed: its single notice is still pending, untouched.
     assert_eq!(ok(sb.watch(T, &["pending", OPS])), notice(C1, 1));
-    latencies.sort();
-    eprintln!("follow latencies (record process start → notice line): {latencies:?}");
-    let median = latencies[latencies.len() / 2];
-    assert!(
-        median < Duration::from_millis(100),
-        "follow reacted in {latencies:?}"
-    );
+    // Reported, not asserted (speed lives in bench/): writer process start -> notice line.
+    eprintln!("follow latencies: {latencies:?}");
 }

@@ -126,6 +126,10 @@ enum Command {
         /// Stop after this long (e.g. 30s, 5m).
         #[arg(long = "for", value_name = "DURATION")]
         for_duration: Option<String>,
+        /// Re-check this often without a change notification (default 2s; shorten it where
+        /// inotify misses other hosts' writes, e.g. on NFS).
+        #[arg(long, value_name = "DURATION")]
+        safety_tick: Option<String>,
     },
 }
 
@@ -251,6 +255,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             drain,
             new_only,
             for_duration,
+            safety_tick,
         } => {
             let watchers = watchers
                 .iter()
@@ -267,11 +272,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ),
                 None => None,
             };
+            let safety_tick = match safety_tick {
+                Some(d) => Duration::from_millis(
+                    parse_duration_ms(&d, DurationUnit::Seconds)
+                        .map_err(|e| {
+                            Failure::new(exit::USAGE, format!("--safety-tick: {}", e.message))
+                        })?
+                        .max(1),
+                ),
+                None => follow::SAFETY_TICK,
+            };
             let opts = FollowOptions {
                 watchers,
                 drain,
                 until,
                 include_existing: !new_only,
+                safety_tick,
             };
             // A host without the signal log has nothing to stream: say so (65).
             drop(db.open_log(&ctx)?);

@@ -19,7 +19,7 @@ use super::db::{DbError, StateDb};
 use super::notices::{self, Notice, NoticeError};
 use crate::exit::{self, ExitCode};
 
-/// How often the follower re-checks `data_version` without a notification.
+/// How often the follower re-checks `data_version` without a notification, by default.
 pub const SAFETY_TICK: Duration = Duration::from_secs(2);
 
 /// Why following stopped.
@@ -143,6 +143,9 @@ pub struct FollowOptions {
     pub until: Option<Instant>,
     /// Emit the notices already pending at start (default true in the CLI).
     pub include_existing: bool,
+    /// Re-check without a notification this often ([`SAFETY_TICK`] by default; shorter on
+    /// filesystems where inotify misses other hosts' writes, e.g. NFS).
+    pub safety_tick: Duration,
 }
 
 /// Streams notices: each pending (watcher, target, changesSince) is emitted exactly once
@@ -160,7 +163,7 @@ pub fn follow(
         if expired(opts.until) {
             return Ok(());
         }
-        waiter.wait(remaining(opts.until, SAFETY_TICK))?;
+        waiter.wait(remaining(opts.until, opts.safety_tick))?;
     }
     let mut reader = StateDb::open_read(db_path)?;
     let mut writer: Option<StateDb> = None;
@@ -209,7 +212,7 @@ pub fn follow(
         if expired(opts.until) {
             return Ok(());
         }
-        waiter.wait(remaining(opts.until, SAFETY_TICK))?;
+        waiter.wait(remaining(opts.until, opts.safety_tick))?;
     }
 }
 
