@@ -388,6 +388,8 @@ impl WriteLock {
                 }
                 None => Duration::from_millis(POLL_MS),
             };
+            #[cfg(test)]
+            tests::SLEEPS.with(|n| n.set(n.get() + 1));
             std::thread::sleep(delay);
         }
     }
@@ -1287,6 +1289,16 @@ mod tests {
         assert!(!lock.exists(), "outer release removes it");
     }
 
+    thread_local! {
+        /// How many times `acquire` slept between attempts on this thread.
+        pub(super) static SLEEPS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Sleeps between attempts so far on this thread (deterministic, unlike wall time).
+    fn sleeps() -> u32 {
+        SLEEPS.with(|n| n.get())
+    }
+
     #[test]
     fn held_by_self_non_reentrant_times_out() {
         let (_dir, target, lock) = setup();
@@ -1314,13 +1326,10 @@ mod tests {
         let pid = child.id();
         child.wait().expect("wait");
         write_lock_file(&lock, &payload_for(pid, now_ms(), 300_000, Some(1)));
-        let started = Instant::now();
+        let before = sleeps();
         let guard = WriteLock::acquire(&target, &settings(2000), AcquireOptions::default())
             .expect("reclaim dead pid");
-        assert!(
-            started.elapsed() < Duration::from_millis(700),
-            "not at once"
-        );
+        assert_eq!(sleeps(), before, "at once, without waiting");
         let raw = fs::read_to_string(guard.lock_path()).expect("read");
         assert!(raw.contains(&format!("\"pid\": {}", std::process::id())));
     }
@@ -1337,13 +1346,10 @@ mod tests {
         let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
         assert_eq!(insp.stale_reasons, vec![StaleReason::NonOpenclawOwner]);
         assert!(insp.alive && insp.removable);
-        let started = Instant::now();
+        let before = sleeps();
         let _guard = WriteLock::acquire(&target, &settings(2000), AcquireOptions::default())
             .expect("reclaim non-openclaw");
-        assert!(
-            started.elapsed() < Duration::from_millis(700),
-            "not at once"
-        );
+        assert_eq!(sleeps(), before, "at once, without waiting");
     }
 
     /// A `sleep` holder with `lock` open as its stdin (the gateway and clawstate keep their
@@ -1404,11 +1410,17 @@ mod tests {
             &lock,
             &payload_for(pid, now_ms(), 300_000, process::start_time(pid)),
         );
-        let started = Instant::now();
+        let (started, before) = (Instant::now(), sleeps());
         let err = WriteLock::acquire(&target, &settings(300), AcquireOptions::default())
             .expect_err("must time out");
-        let elapsed = started.elapsed();
-        assert!(elapsed >= Duration::from_millis(300) && elapsed < Duration::from_millis(600));
+        // It waited the whole timeout, retrying every 50 ms and no more (300 / 50 sleeps,
+        // the last one cut to what remained), however slow the machine.
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert!(
+            sleeps() - before <= 300 / POLL_MS as u32 + 1,
+            "{}",
+            sleeps() - before
+        );
         let re = regex::Regex::new(&format!(
             r"^session file locked \(timeout 300ms\): pid={pid} alive=true ageMs=\d+ {}$",
             regex::escape(&lock.to_string_lossy())
@@ -1457,13 +1469,10 @@ mod tests {
             &lock,
             &payload_for(pid, created, 300_000_000, process::start_time(pid)),
         );
-        let started = Instant::now();
+        let before = sleeps();
         let err = WriteLock::acquire(&target, &settings(5000), AcquireOptions::default())
             .expect_err("stale");
-        assert!(
-            started.elapsed() < Duration::from_millis(700),
-            "not at once"
-        );
+        assert_eq!(sleeps(), before, "at once, without waiting");
         assert!(matches!(err, WriteLockError::Stale { .. }));
         assert_eq!(err.exit_code(), crate::exit::TEMP_FAIL);
         let msg = err.to_string();
@@ -1533,13 +1542,10 @@ mod tests {
             .expect("set mtime");
         let insp = inspect_lock(&lock, &settings(1000), now_ms()).expect("inspect");
         assert!(!insp.removable);
-        let started = Instant::now();
+        let before = sleeps();
         let guard = WriteLock::acquire(&target, &settings(1500), AcquireOptions::default())
             .expect("10 s old garbage reclaimed with a short timeout");
-        assert!(
-            started.elapsed() < Duration::from_millis(700),
-            "not at once"
-        );
+        assert_eq!(sleeps(), before, "at once, without waiting");
         drop(guard);
 
         // With a 30 s+ timeout the grace is 30 s; a 40 s old file is removable for all.
