@@ -16,6 +16,7 @@ pub mod exit;
 pub mod freshness;
 pub mod fx_hash;
 pub mod gateway_lock;
+pub mod gateway_rpc;
 pub mod js;
 pub mod jsjson;
 pub mod lifecycle;
