@@ -14,6 +14,7 @@ use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::context::StateContext;
+use clawstate::delegation;
 use clawstate::exit::{self, ExitCode};
 use clawstate::jsjson;
 use clawstate::store_lock::{LockWait, Waiting};
@@ -265,6 +266,14 @@ fn main() -> std::process::ExitCode {
     run_main(PROG, || run(cli))
 }
 
+/// Refuses (75) a compaction the gateway would do differently while a gateway owns the
+/// state dir (or `--via-gateway` asks for one): its `sessions.compact` summarizes with the
+/// gateway's own model, not with --summarizer, --summary-file or the extractive summary.
+fn not_through_gateway(ctx: &StateContext, dry_run: bool, what: &str) -> Result<(), Failure> {
+    delegation::refuse_unless_offline(ctx, dry_run, what, "the gateway's sessions.compact summarizes with its own model, not with this command's summary source (only truncate --max-lines has the same semantics)")
+        .map_err(|e| Failure::from_error(PROG, &e))
+}
+
 fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
     match mode {
         OutputMode::Json => out(&(jsjson::to_string_pretty(v) + "\n")),
@@ -342,6 +351,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            not_through_gateway(&ctx, dry_run, "claw-compact run")?;
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let opts = RunOptions {
                 overrides: budget.overrides(),
@@ -363,6 +373,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            if let Some(d) = delegation::route(&ctx, dry_run) {
+                let doc = delegation::truncate(&d, &ctx, &session, max_lines)
+                    .map_err(|e| Failure::from_error(PROG, &e))?;
+                return print_doc(mode, &doc, || {
+                    text_line(&format!(
+                        "{} through the gateway: {}",
+                        doc["key"].as_str().unwrap_or(&session),
+                        if doc["compacted"] == json!(true) {
+                            format!("trimmed, kept {} lines", doc["kept"])
+                        } else {
+                            "not trimmed".to_string()
+                        }
+                    ))
+                });
+            }
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let doc =
                 ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
@@ -399,6 +424,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            not_through_gateway(&ctx, dry_run, "claw-compact auto")?;
             // Silent for cron: the wait is announced at a terminal.
             let wait = wait.policy(if std::io::stderr().is_terminal() {
                 waiting

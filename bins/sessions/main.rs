@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use clawstate::context::StateContext;
+use clawstate::delegation;
 use clawstate::exit;
 use clawstate::session_list::{self as listing, ListOptions};
 use clawstate::session_ops::{self, WriteOptions};
@@ -73,6 +74,9 @@ struct ListArgs {
     /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     kinds: Vec<String>,
+    /// Ask the running gateway (`sessions.list`, its in-memory view) instead of reading the store.
+    #[arg(long)]
+    live: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -205,6 +209,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 active: None,
                 limit: None,
                 kinds: Vec::new(),
+                live: false,
             },
         ),
         Some(Command::List(a)) => list(&ctx, mode, a),
@@ -267,6 +272,21 @@ fn print_json(v: &Value) -> Result<(), Failure> {
     out(&s)
 }
 
+/// Prints the answer of a write the gateway did (`--json`: the offline shape plus `"via"`),
+/// or fails with its exit code (77 refused, 75 unreachable); never falls back to offline.
+fn delegated(
+    mode: OutputMode,
+    r: Result<Value, delegation::DelegationError>,
+    text: impl Fn(&Value) -> String,
+) -> Result<(), Failure> {
+    let v = r.map_err(|e| Failure::from_error(PROG, &e))?;
+    match mode {
+        OutputMode::Text => out(&escape_text(&text(&v))),
+        OutputMode::Json => print_json(&v),
+        OutputMode::Ndjson => out(&(clawstate::jsjson::to_string_compact(&v) + "\n")),
+    }
+}
+
 fn print_warning(w: Option<String>) {
     if let Some(w) = w {
         warn(PROG, &w);
@@ -274,6 +294,30 @@ fn print_warning(w: Option<String>) {
 }
 
 fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure> {
+    if a.live {
+        let number = |s: Option<&str>| {
+            s.and_then(|s| s.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+        };
+        let limit =
+            number(a.limit.as_deref()).or((a.limit.as_deref() != Some("all")).then_some(100));
+        let d = delegation::live_reader(ctx);
+        return delegated(
+            mode,
+            delegation::list(&d, ctx, limit, number(a.active.as_deref())),
+            |v| {
+                let mut t = String::new();
+                for s in v["sessions"].as_array().into_iter().flatten() {
+                    t.push_str(&format!(
+                        "{}\t{}\n",
+                        s["key"].as_str().unwrap_or(""),
+                        s["sessionId"].as_str().unwrap_or("")
+                    ));
+                }
+                t
+            },
+        );
+    }
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
@@ -458,6 +502,15 @@ fn patch_cmd(
     patch: &Value,
     w: WriteOptions,
 ) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::patch(&d, ctx, key, patch), |v| {
+            let entry = clawstate::jsjson::to_string_pretty(&v["entry"]);
+            format!(
+                "patched {} through the gateway\n{entry}\n",
+                v["key"].as_str().unwrap_or("")
+            )
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -503,6 +556,17 @@ fn pairs(v: &[(std::path::PathBuf, std::path::PathBuf)]) -> Value {
 }
 
 fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::reset(&d, ctx, key), |v| {
+            let id = |k: &str| v[k].as_str().unwrap_or("(none)").to_string();
+            format!(
+                "reset {} through the gateway: {} -> {}\n",
+                id("key"),
+                id("previousSessionId"),
+                id("sessionId")
+            )
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -570,6 +634,24 @@ fn delete(
     keys: &[String],
     w: WriteOptions,
 ) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::delete(&d, ctx, keys), |v| {
+            let mut t = String::new();
+            for r in v["deleted"].as_array().into_iter().flatten() {
+                t.push_str(&format!(
+                    "delete {} through the gateway\n",
+                    r["key"].as_str().unwrap_or("")
+                ));
+                for a in r["archived"].as_array().into_iter().flatten() {
+                    t.push_str(&format!(
+                        "  archived -> {}\n",
+                        a["to"].as_str().unwrap_or("")
+                    ));
+                }
+            }
+            t
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -659,6 +741,13 @@ fn delete(
 }
 
 fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(), Failure> {
+    delegation::refuse_unless_offline(
+        ctx,
+        w.dry_run,
+        "relocate",
+        "the gateway has no method that rewrites sessionFile paths",
+    )
+    .map_err(|e| Failure::from_error(PROG, &e))?;
     print_warning(if w.dry_run {
         None
     } else {
@@ -816,6 +905,19 @@ fn describe(d: clawstate::send_policy::DecidedBy) -> String {
 
 fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), Failure> {
     use clawstate::maintenance::{self, files::FileEvent, report};
+    if let Some(d) = delegation::route(ctx, a.dry_run) {
+        let request = delegation::CleanupRequest {
+            enforce: a.enforce,
+            fix_missing: a.fix_missing,
+            fix_dm_scope: a.fix_dm_scope,
+            active_key: a.active_key.clone(),
+        };
+        return delegated(
+            mode,
+            delegation::cleanup(&d, ctx, &request),
+            delegation::cleanup_text,
+        );
+    }
     let opts = maintenance::CleanupOptions {
         dry_run: a.dry_run,
         enforce: a.enforce,

@@ -11,6 +11,7 @@ pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod data_file;
+pub mod delegation;
 pub mod duration;
 pub mod exit;
 pub mod freshness;
