@@ -485,9 +485,9 @@ impl GatewayClient {
 /// How to pass the right credentials, for a refused connect.
 fn credentials_hint(o: &ConnectOptions<'_>) -> String {
     let have = match (&o.address.token, &o.address.password) {
-        (Some(_), _) => "a token was sent",
-        (None, Some(_)) => "a password was sent",
-        (None, None) => "no token or password was found",
+        (Some(_), _) => "A token was sent and refused",
+        (None, Some(_)) => "A password was sent and refused",
+        (None, None) => "No token or password was found",
     };
     let from = match o.address.source {
         UrlSource::Environment => "with OPENCLAW_GATEWAY_URL set, only OPENCLAW_GATEWAY_TOKEN or OPENCLAW_GATEWAY_PASSWORD are sent".to_string(),
@@ -496,10 +496,7 @@ fn credentials_hint(o: &ConnectOptions<'_>) -> String {
             o.config_path.display()
         ),
     };
-    format!(
-        "{} ({have}); {from}; or stop the gateway and use --offline",
-        "Give the gateway's credentials"
-    )
+    format!("{have}: {from}; or stop the gateway and use --offline")
 }
 
 /// The least operator scopes `method` with `params` needs (openclaw@2026.7.1
