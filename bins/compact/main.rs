@@ -40,6 +40,10 @@ const PROG: &str = "claw-compact";
 /// `<ts>_<uuid>.jsonl` and points the store at it; `truncate --max-lines N` is `openclaw
 /// sessions compact --max-lines`; `auto` compacts what is due, for cron.
 ///
+/// While a live gateway owns the state directory, `truncate` goes through its RPC
+/// (sessions.compact with maxLines); run and auto refuse (75): the gateway's
+/// sessions.compact summarizes with its own model (--offline writes anyway).
+///
 /// Writes take the transcript write lock as the gateway does, are atomic and fsync'd
 /// (the successor is durable before the store points at it; the old transcript is not
 /// modified by --rotate unless it is repaired first, see below), and refuse while the state directory's gateway is running
@@ -62,7 +66,8 @@ const PROG: &str = "claw-compact";
 /// `check --quiet`: no compaction due), 2 usage,
 /// 3 not found, 65 malformed input (a transcript needing migration, or repair with
 /// --no-repair, an empty summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
-/// writer, a live gateway, or the session changed underneath).
+/// writer, a live gateway, or the session changed underneath), 77 the gateway refused the
+/// credentials.
 #[derive(Debug, Parser)]
 #[command(name = "claw-compact", version, about, long_about)]
 struct Cli {

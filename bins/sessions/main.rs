@@ -29,9 +29,17 @@ const PROG: &str = "claw-sessions";
 /// other with a lock on the store's directory, whatever their environment; a writer waits
 /// up to --wait SECS (default 60) for another, then exits 75 naming the store.
 ///
+/// While a live gateway owns the state directory, patch, reset, delete and cleanup --enforce
+/// go through its WebSocket RPC (sessions.patch, .reset, .delete, .cleanup) with the token
+/// of OPENCLAW_GATEWAY_TOKEN or gateway.auth.token, and `--json` adds "via": "gateway";
+/// they never fall back to writing the live store. --offline writes offline anyway (with a
+/// warning), --via-gateway insists on the gateway; `list --live` asks sessions.list.
+///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input
-/// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, or a
-/// live gateway owns the state directory: pass --store to write offline anyway). A `reset`
+/// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, a live
+/// gateway that cannot be reached or went away, or one that owns the state directory for
+/// a command it cannot do, like relocate: pass --offline to write anyway), 77 the gateway
+/// refused the credentials (nothing was written). A `reset`
 /// or `delete` whose state-database update fails keeps its store change and still exits
 /// non-zero with that failure's code (65 for a state database with planted triggers or
 /// views, 73 when it cannot be written, 75 when it is busy), saying what was left.
