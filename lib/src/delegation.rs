@@ -70,6 +70,17 @@ pub enum DelegationError {
         /// `the gateway (pid …) owns <dir>; ` when one was detected.
         owner: String,
     },
+    /// The gateway reached serves another state dir (its `hello-ok` says which): nothing
+    /// was sent to it.
+    #[error("the gateway at {url} serves {theirs}, not {ours}; nothing was changed (set OPENCLAW_GATEWAY_URL or gateway.port to the gateway of this state dir)")]
+    OtherStateDir {
+        /// The gateway's URL.
+        url: String,
+        /// The state dir it serves.
+        theirs: String,
+        /// This command's.
+        ours: String,
+    },
     /// The gateway answered, but not with what the command expects.
     #[error("{method}: {what}")]
     Unexpected {
@@ -85,7 +96,9 @@ impl ExitCode for DelegationError {
         match self {
             DelegationError::Rpc(e) => e.exit_code(),
             DelegationError::Ops(e) => e.exit_code(),
-            DelegationError::NotDelegable { .. } => exit::TEMP_FAIL,
+            DelegationError::NotDelegable { .. } | DelegationError::OtherStateDir { .. } => {
+                exit::TEMP_FAIL
+            }
             DelegationError::Unexpected { .. } => exit::FAILURE,
         }
     }
@@ -98,6 +111,7 @@ pub struct Delegate {
     owner: Option<GatewayOwner>,
     device: Option<DeviceIdentity>,
     config_path: std::path::PathBuf,
+    state_dir: std::path::PathBuf,
     trace: bool,
 }
 
@@ -149,6 +163,7 @@ impl Delegate {
                 &ctx.layout.state_dir,
             )),
             config_path: ctx.config.path.clone(),
+            state_dir: ctx.layout.state_dir.clone(),
             trace: ctx.env.meaningful_var("CLAWSTATE_GATEWAY_TRACE").is_some(),
         }
     }
@@ -200,6 +215,22 @@ impl Delegate {
             device: self.device.as_ref(),
             config_path: &self.config_path,
         })?;
+        // A loopback gateway names the state dir it serves: one that serves another (a
+        // second gateway on the configured port) never gets this state dir's writes.
+        if let Some(theirs) = client.state_dir().filter(|_| self.address.is_loopback()) {
+            let canonical =
+                |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if canonical(std::path::Path::new(theirs)) != canonical(&self.state_dir) {
+                let e = DelegationError::OtherStateDir {
+                    url: self.address.url.clone(),
+                    theirs: theirs.to_string(),
+                    ours: self.state_dir.display().to_string(),
+                };
+                self.print_trace(&client);
+                client.close();
+                return Err(e);
+            }
+        }
         let limit = call_limit(ctx);
         let mut out = Vec::with_capacity(params.len());
         let mut result = Ok(());

@@ -178,6 +178,7 @@ pub struct GatewayClient {
     ws: WebSocket<TcpStream>,
     url: String,
     methods: Vec<String>,
+    state_dir: Option<String>,
     trace: Vec<(Direction, String)>,
     next_id: u64,
     instance: String,
@@ -241,6 +242,7 @@ impl GatewayClient {
             ws,
             url: url.clone(),
             methods: Vec::new(),
+            state_dir: None,
             trace: Vec::new(),
             next_id: 0,
             instance: uuid::Uuid::new_v4().to_string(),
@@ -347,6 +349,10 @@ impl GatewayClient {
                     .collect()
             })
             .unwrap_or_default();
+        self.state_dir = hello
+            .pointer("/snapshot/stateDir")
+            .and_then(Value::as_str)
+            .map(String::from);
         Ok(())
     }
 
@@ -376,6 +382,11 @@ impl GatewayClient {
     /// Whether the gateway offers `method` (an empty list from hello-ok counts as yes).
     pub fn offers(&self, method: &str) -> bool {
         self.methods.is_empty() || self.methods.iter().any(|m| m == method)
+    }
+
+    /// The state directory the gateway says it serves (`hello-ok.snapshot.stateDir`).
+    pub fn state_dir(&self) -> Option<&str> {
+        self.state_dir.as_deref()
     }
 
     /// The frames exchanged so far, credentials redacted ([`frame::redact`]).
