@@ -99,7 +99,8 @@ const WRITES: &[&[&str]] = &[
 ];
 
 /// Item 3: the live gateway is found by what it holds, whatever the caller's environment:
-/// every write exits 75 naming the gateway and changes nothing.
+/// every write it cannot do exits 75 naming the gateway, every write it can do goes to it
+/// (refused here: a wrong token), and nothing changes.
 #[test]
 fn field_live_gateway_refuses_writes_from_any_environment() {
     let Some(mut f) = Field::new() else { return };
@@ -112,13 +113,25 @@ fn field_live_gateway_refuses_writes_from_any_environment() {
     let before = snapshot(&agents);
     for tmpdir in [true, false] {
         for w in WRITES {
+            // Writes the gateway can do go to it (issue 27, tests/field_delegation.rs):
+            // here with a wrong token, so they are refused (77) and change nothing.
+            let delegated = matches!(w[1], "patch" | "reset" | "delete" | "cleanup" | "truncate");
             let o = foreign(w[0], caller.path(), tmpdir)
                 .args(&w[1..])
                 .arg("--state-dir")
                 .arg(&f.gw.state)
+                .env("OPENCLAW_GATEWAY_TOKEN", "not-the-token")
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
+            if delegated {
+                assert_eq!(
+                    o.status.code(),
+                    Some(77),
+                    "{w:?} (TMPDIR set: {tmpdir}): {err}"
+                );
+                continue;
+            }
             assert_eq!(
                 o.status.code(),
                 Some(75),

@@ -13,6 +13,7 @@ use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::context::StateContext;
+use clawstate::delegation;
 use clawstate::exit::{self, ExitCode};
 use clawstate::jsjson;
 use clawstate::store_lock::{LockWait, Waiting};
@@ -38,6 +39,10 @@ const PROG: &str = "claw-compact";
 /// `<ts>_<uuid>.jsonl` and points the store at it; `truncate --max-lines N` is `openclaw
 /// sessions compact --max-lines`; `auto` compacts what is due, for cron.
 ///
+/// While a live gateway owns the state directory, `truncate` goes through its RPC
+/// (sessions.compact with maxLines); run and auto refuse (75): the gateway's
+/// sessions.compact summarizes with its own model (--offline writes anyway).
+///
 /// Writes take the transcript write lock as the gateway does, are atomic and fsync'd
 /// (the successor is durable before the store points at it; the old transcript is not
 /// modified by --rotate unless it is repaired first, see below), and refuse while the state directory's gateway is running
@@ -60,7 +65,8 @@ const PROG: &str = "claw-compact";
 /// `check --quiet`: no compaction due), 2 usage,
 /// 3 not found, 65 malformed input (a transcript needing migration, or repair with
 /// --no-repair, an empty summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
-/// writer, a live gateway, or the session changed underneath).
+/// writer, a live gateway, or the session changed underneath), 77 the gateway refused the
+/// credentials.
 #[derive(Debug, Parser)]
 #[command(name = "claw-compact", version, about, long_about)]
 struct Cli {
@@ -264,6 +270,14 @@ fn main() -> std::process::ExitCode {
     run_main(PROG, || run(cli))
 }
 
+/// Refuses (75) a compaction the gateway would do differently while a gateway owns the
+/// state dir (or `--via-gateway` asks for one): its `sessions.compact` summarizes with the
+/// gateway's own model, not with --summarizer, --summary-file or the extractive summary.
+fn not_through_gateway(ctx: &StateContext, dry_run: bool, what: &str) -> Result<(), Failure> {
+    delegation::refuse_unless_offline(ctx, dry_run, what, "the gateway's sessions.compact summarizes with its own model, not with this command's summary source (only truncate --max-lines has the same semantics)")
+        .map_err(|e| Failure::from_error(PROG, &e))
+}
+
 fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
     match mode {
         OutputMode::Json => out(&(jsjson::to_string_pretty(v) + "\n")),
@@ -341,6 +355,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            not_through_gateway(&ctx, dry_run, "claw-compact run")?;
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let opts = RunOptions {
                 overrides: budget.overrides(),
@@ -362,6 +377,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            if let Some(d) = delegation::route(&ctx, dry_run) {
+                let doc = delegation::truncate(&d, &ctx, &session, max_lines)
+                    .map_err(|e| Failure::from_error(PROG, &e))?;
+                return print_doc(mode, &doc, || {
+                    text_line(&format!(
+                        "{} through the gateway: {}",
+                        doc["key"].as_str().unwrap_or(&session),
+                        if doc["compacted"] == json!(true) {
+                            format!("trimmed, kept {} lines", doc["kept"])
+                        } else {
+                            "not trimmed".to_string()
+                        }
+                    ))
+                });
+            }
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let doc =
                 ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
@@ -398,6 +428,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             dry_run,
             wait,
         } => {
+            not_through_gateway(&ctx, dry_run, "claw-compact auto")?;
             // Silent for cron: the wait is announced at a terminal.
             let wait = wait.policy(if std::io::stderr().is_terminal() {
                 waiting

@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use clawstate::context::StateContext;
+use clawstate::delegation;
 use clawstate::exit;
 use clawstate::session_list::{self as listing, ListOptions};
 use clawstate::session_ops::{self, WriteOptions};
@@ -27,9 +28,17 @@ const PROG: &str = "claw-sessions";
 /// other with a lock on the store's directory, whatever their environment; a writer waits
 /// up to --wait SECS (default 60) for another, then exits 75 naming the store.
 ///
+/// While a live gateway owns the state directory, patch, reset, delete and cleanup --enforce
+/// go through its WebSocket RPC (sessions.patch, .reset, .delete, .cleanup) with the token
+/// of OPENCLAW_GATEWAY_TOKEN or gateway.auth.token, and `--json` adds "via": "gateway";
+/// they never fall back to writing the live store. --offline writes offline anyway (with a
+/// warning), --via-gateway insists on the gateway; `list --live` asks sessions.list.
+///
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input
-/// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, or a
-/// live gateway owns the state directory: pass --store to write offline anyway). A `reset`
+/// (store, config, patch), 73 cannot write, 75 busy (store or transcript lock held, a live
+/// gateway that cannot be reached or went away, or one that owns the state directory for
+/// a command it cannot do, like relocate: pass --offline to write anyway), 77 the gateway
+/// refused the credentials (nothing was written). A `reset`
 /// or `delete` whose state-database update fails keeps its store change and still exits
 /// non-zero with that failure's code (65 for a state database with planted triggers or
 /// views, 73 when it cannot be written, 75 when it is busy), saying what was left.
@@ -72,6 +81,9 @@ struct ListArgs {
     /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     kinds: Vec<String>,
+    /// Ask the running gateway (`sessions.list`, its in-memory view) instead of reading the store.
+    #[arg(long)]
+    live: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -204,6 +216,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 active: None,
                 limit: None,
                 kinds: Vec::new(),
+                live: false,
             },
         ),
         Some(Command::List(a)) => list(&ctx, mode, a),
@@ -266,6 +279,21 @@ fn print_json(v: &Value) -> Result<(), Failure> {
     out(&s)
 }
 
+/// Prints the answer of a write the gateway did (`--json`: the offline shape plus `"via"`),
+/// or fails with its exit code (77 refused, 75 unreachable); never falls back to offline.
+fn delegated(
+    mode: OutputMode,
+    r: Result<Value, delegation::DelegationError>,
+    text: impl Fn(&Value) -> String,
+) -> Result<(), Failure> {
+    let v = r.map_err(|e| Failure::from_error(PROG, &e))?;
+    match mode {
+        OutputMode::Text => out(&escape_text(&text(&v))),
+        OutputMode::Json => print_json(&v),
+        OutputMode::Ndjson => out(&(clawstate::jsjson::to_string_compact(&v) + "\n")),
+    }
+}
+
 fn print_warning(w: Option<String>) {
     if let Some(w) = w {
         warn(PROG, &w);
@@ -273,6 +301,30 @@ fn print_warning(w: Option<String>) {
 }
 
 fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure> {
+    if a.live {
+        let number = |s: Option<&str>| {
+            s.and_then(|s| s.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+        };
+        let limit =
+            number(a.limit.as_deref()).or((a.limit.as_deref() != Some("all")).then_some(100));
+        let d = delegation::live_reader(ctx);
+        return delegated(
+            mode,
+            delegation::list(&d, ctx, limit, number(a.active.as_deref())),
+            |v| {
+                let mut t = String::new();
+                for s in v["sessions"].as_array().into_iter().flatten() {
+                    t.push_str(&format!(
+                        "{}\t{}\n",
+                        s["key"].as_str().unwrap_or(""),
+                        s["sessionId"].as_str().unwrap_or("")
+                    ));
+                }
+                t
+            },
+        );
+    }
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
@@ -457,6 +509,15 @@ fn patch_cmd(
     patch: &Value,
     w: WriteOptions,
 ) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::patch(&d, ctx, key, patch), |v| {
+            let entry = clawstate::jsjson::to_string_pretty(&v["entry"]);
+            format!(
+                "patched {} through the gateway\n{entry}\n",
+                v["key"].as_str().unwrap_or("")
+            )
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -502,6 +563,17 @@ fn pairs(v: &[(std::path::PathBuf, std::path::PathBuf)]) -> Value {
 }
 
 fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::reset(&d, ctx, key), |v| {
+            let id = |k: &str| v[k].as_str().unwrap_or("(none)").to_string();
+            format!(
+                "reset {} through the gateway: {} -> {}\n",
+                id("key"),
+                id("previousSessionId"),
+                id("sessionId")
+            )
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -569,6 +641,24 @@ fn delete(
     keys: &[String],
     w: WriteOptions,
 ) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        return delegated(mode, delegation::delete(&d, ctx, keys), |v| {
+            let mut t = String::new();
+            for r in v["deleted"].as_array().into_iter().flatten() {
+                t.push_str(&format!(
+                    "delete {} through the gateway\n",
+                    r["key"].as_str().unwrap_or("")
+                ));
+                for a in r["archived"].as_array().into_iter().flatten() {
+                    t.push_str(&format!(
+                        "  archived -> {}\n",
+                        a["to"].as_str().unwrap_or("")
+                    ));
+                }
+            }
+            t
+        });
+    }
     print_warning(if w.dry_run {
         None
     } else {
@@ -658,6 +748,13 @@ fn delete(
 }
 
 fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(), Failure> {
+    delegation::refuse_unless_offline(
+        ctx,
+        w.dry_run,
+        "relocate",
+        "the gateway has no method that rewrites sessionFile paths",
+    )
+    .map_err(|e| Failure::from_error(PROG, &e))?;
     print_warning(if w.dry_run {
         None
     } else {
@@ -815,6 +912,19 @@ fn describe(d: clawstate::send_policy::DecidedBy) -> String {
 
 fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), Failure> {
     use clawstate::maintenance::{self, files::FileEvent, report};
+    if let Some(d) = delegation::route(ctx, a.dry_run) {
+        let request = delegation::CleanupRequest {
+            enforce: a.enforce,
+            fix_missing: a.fix_missing,
+            fix_dm_scope: a.fix_dm_scope,
+            active_key: a.active_key.clone(),
+        };
+        return delegated(
+            mode,
+            delegation::cleanup(&d, ctx, &request),
+            delegation::cleanup_text,
+        );
+    }
     let opts = maintenance::CleanupOptions {
         dry_run: a.dry_run,
         enforce: a.enforce,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use clawstate::context::{GlobalOptions, StateContext};
+use clawstate::delegation::GatewayRoute;
 use clawstate::exit::{self, ExitCode};
 use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
@@ -46,6 +47,12 @@ pub struct GlobalArgs {
     /// Print one JSON object per line.
     #[arg(long, global = true)]
     pub ndjson: bool,
+    /// Write offline even while a live gateway owns the state dir (with a warning; the gateway may overwrite the change).
+    #[arg(long, global = true, conflicts_with = "via_gateway")]
+    pub offline: bool,
+    /// Send the write to the gateway's RPC even if no live gateway was detected (75 when it cannot be reached).
+    #[arg(long, global = true)]
+    pub via_gateway: bool,
 }
 
 /// How long a command that writes a store waits for another clawstate writer of it.
@@ -101,6 +108,13 @@ impl GlobalArgs {
                 all_agents: self.all_agents,
             },
             now: self.now.clone(),
+            route: if self.offline {
+                GatewayRoute::Offline
+            } else if self.via_gateway {
+                GatewayRoute::Required
+            } else {
+                GatewayRoute::Auto
+            },
         }
     }
 

@@ -24,6 +24,8 @@ pub struct GlobalOptions {
     pub targets: TargetSelection,
     /// `--now`: epoch ms or ISO-8601; the system clock when absent.
     pub now: Option<String>,
+    /// `--offline` / `--via-gateway`: how writes reach a state dir a gateway owns.
+    pub route: crate::delegation::GatewayRoute,
 }
 
 /// Why a context could not be built.
@@ -106,6 +108,12 @@ impl StateContext {
     /// Whether `--store` was given (the explicit offline repair path).
     pub fn explicit_store(&self) -> bool {
         self.options.targets.store.is_some()
+    }
+
+    /// Whether writes go offline even while a gateway owns the state dir (`--offline`, or
+    /// the older `--store`): they warn instead of refusing.
+    pub fn writes_offline(&self) -> bool {
+        self.explicit_store() || self.options.route == crate::delegation::GatewayRoute::Offline
     }
 
     /// The key-resolution context for `agent_id` (or the default agent).

@@ -14,6 +14,8 @@ pub const DATA_ERR: i32 = 65;
 pub const CANT_CREATE: i32 = 73;
 /// Busy: a lock is held or a live gateway owns the state.
 pub const TEMP_FAIL: i32 = 75;
+/// Not permitted: the gateway refused this client's credentials.
+pub const NO_PERM: i32 = 77;
 
 /// An error that knows which process exit code it maps to.
 pub trait ExitCode {

@@ -48,7 +48,7 @@ pub enum OpsError {
         source: DataFileError,
     },
     /// A live gateway owns this state directory.
-    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --store to write offline anyway")]
+    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to write offline anyway")]
     LiveGateway {
         /// The running gateway.
         owner: crate::live_gateway::GatewayOwner,
@@ -129,11 +129,12 @@ pub fn check_live_gateway(ctx: &StateContext) -> Result<Option<String>, OpsError
     let Some(owner) = ctx.live_gateway() else {
         return Ok(None);
     };
-    if ctx.explicit_store() {
+    if ctx.writes_offline() {
         return Ok(Some(format!(
-            "the OpenClaw gateway (pid {}) is running; writing {} offline anyway (--store): the gateway may overwrite this change",
+            "the OpenClaw gateway (pid {}) is running; writing {} offline anyway ({}): the gateway may overwrite this change",
             owner.pid,
-            ctx.options.targets.store.as_deref().unwrap_or("the store")
+            ctx.options.targets.store.as_deref().unwrap_or("the store"),
+            if ctx.explicit_store() { "--store" } else { "--offline" }
         )));
     }
     Err(OpsError::LiveGateway {

@@ -84,7 +84,7 @@ pub enum CleanupError {
     #[error(transparent)]
     Targets(#[from] TargetError),
     /// A live gateway owns the state directory.
-    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --store to clean up offline anyway")]
+    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to clean up offline anyway")]
     LiveGateway {
         /// The running gateway.
         owner: crate::live_gateway::GatewayOwner,
@@ -187,16 +187,17 @@ pub fn run_cleanup(ctx: &StateContext, opts: &CleanupOptions) -> Result<CleanupR
     };
     if !opts.dry_run {
         if let Some(owner) = ctx.live_gateway() {
-            if !ctx.explicit_store() {
+            if !ctx.writes_offline() {
                 return Err(CleanupError::LiveGateway {
                     owner,
                     state_dir: ctx.layout.state_dir.clone(),
                 });
             }
             run.warnings.push(format!(
-                "the OpenClaw gateway (pid {}) is running; cleaning {} offline anyway (--store): the gateway may overwrite this change",
+                "the OpenClaw gateway (pid {}) is running; cleaning {} offline anyway ({}): the gateway may overwrite this change",
                 owner.pid,
-                ctx.options.targets.store.as_deref().unwrap_or("the store")
+                ctx.options.targets.store.as_deref().unwrap_or("the store"),
+                if ctx.explicit_store() { "--store" } else { "--offline" }
             ));
         }
     }
