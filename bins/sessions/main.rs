@@ -13,7 +13,8 @@ use clawstate::session_ops::{self, WriteOptions};
 use clawstate::store_lock::Waiting;
 use clawstate::terminal_text::escape_text;
 use common::{
-    note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
+    note, out, run_main, text_line, warn, Failure, GlobalArgs, ListMode, OrFail, OutputMode,
+    StoreWaitArgs,
 };
 use serde_json::{json, Map, Value};
 
@@ -38,6 +39,10 @@ const PROG: &str = "claw-sessions";
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
+    /// The listing's options work without `list` too (`claw-sessions --limit 2`), as
+    /// `openclaw sessions --limit 2` does.
+    #[command(flatten)]
+    list: ListArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -61,7 +66,7 @@ impl WriteArgs {
     }
 }
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 struct ListArgs {
     /// Only sessions updated within the last MIN minutes.
     #[arg(long, value_name = "MIN")]
@@ -69,9 +74,34 @@ struct ListArgs {
     /// At most N rows (default 100), or `all`.
     #[arg(long, value_name = "N|all")]
     limit: Option<String>,
-    /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
+    /// Only these kinds (comma-separated): the Kind column's direct, spawn-child, group,
+    /// global, cron, unknown, or the gateway tool's main, group, cron, hook, node, other.
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     kinds: Vec<String>,
+    /// Accepted for `openclaw sessions --verbose`; the listing is the same.
+    #[arg(long, hide = true)]
+    verbose: bool,
+}
+
+impl ListArgs {
+    /// Whether any listing option was given.
+    fn given(&self) -> bool {
+        self.active.is_some() || self.limit.is_some() || !self.kinds.is_empty() || self.verbose
+    }
+
+    /// These options, with `outer`'s (given before `list`) where these have none.
+    fn or(self, outer: ListArgs) -> ListArgs {
+        ListArgs {
+            active: self.active.or(outer.active),
+            limit: self.limit.or(outer.limit),
+            kinds: if self.kinds.is_empty() {
+                outer.kinds
+            } else {
+                self.kinds
+            },
+            verbose: self.verbose || outer.verbose,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -194,19 +224,17 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    if cli.list.given() && !matches!(cli.command, None | Some(Command::List(_))) {
+        return Err(Failure::new(
+            exit::USAGE,
+            "--active, --limit and --kinds are options of the listing (claw-sessions [list])",
+        ));
+    }
     let ctx = cli.global.context(PROG)?;
     let mode = cli.global.output();
     match cli.command {
-        None => list(
-            &ctx,
-            mode,
-            ListArgs {
-                active: None,
-                limit: None,
-                kinds: Vec::new(),
-            },
-        ),
-        Some(Command::List(a)) => list(&ctx, mode, a),
+        None => list(&ctx, mode, cli.list),
+        Some(Command::List(a)) => list(&ctx, mode, a.or(cli.list)),
         Some(Command::Show { key }) => show(&ctx, mode, &key),
         Some(Command::Patch {
             key,
@@ -260,6 +288,11 @@ fn waiting(w: &Waiting<'_>) {
     note(PROG, &w.to_string());
 }
 
+/// Prints a result as data: pretty for `--json`, one line for `--ndjson`.
+fn print_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+    common::emit(mode, v, String::new)
+}
+
 fn print_json(v: &Value) -> Result<(), Failure> {
     let mut s = clawstate::jsjson::to_string_pretty(v);
     s.push('\n');
@@ -276,14 +309,17 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
+    print_warning(ctx.check_present(&targets).or_fail()?);
     let result = listing::list_sessions(ctx, &targets, &opts).or_fail()?;
     for w in &result.warnings {
         warn(PROG, w);
     }
-    match mode {
-        OutputMode::Json => common::stream(|w| listing::write_envelope_json(w, &result)),
-        OutputMode::Ndjson => common::stream(|w| listing::write_ndjson(w, &result)),
-        OutputMode::Text => out(&listing::render_table(&result, ctx.now_ms)),
+    match common::list_mode(mode) {
+        ListMode::Array => common::stream(|w| listing::write_envelope_json(w, &result)),
+        ListMode::Lines => common::stream(|w| listing::write_ndjson(w, &result)),
+        ListMode::Table => {
+            common::out_table(&listing::render_table(&result, &common::table_layout()))
+        }
     }
 }
 
@@ -483,13 +519,16 @@ fn patch_cmd(
             t.push('\n');
             out(&t)
         }
-        _ => print_json(&json!({
-            "key": r.key,
-            "storePath": r.target.store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "written": r.written,
-            "entry": Value::Object(r.after),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "written": r.written,
+                "entry": Value::Object(r.after),
+            }),
+        ),
     }
 }
 
@@ -546,18 +585,21 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
             }
             out(&t)
         }
-        _ => print_json(&json!({
-            "key": r.key,
-            "storePath": r.target.store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "previousSessionId": r.previous_session_id,
-            "sessionId": r.entry.get("sessionId"),
-            "sessionFile": r.session_file.to_string_lossy(),
-            "headerWritten": r.header_written,
-            "archived": pairs(&r.archived),
-            "signalCursorsReset": signal_cursors,
-            "entry": Value::Object(r.entry),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "previousSessionId": r.previous_session_id,
+                "sessionId": r.entry.get("sessionId"),
+                "sessionFile": r.session_file.to_string_lossy(),
+                "headerWritten": r.header_written,
+                "archived": pairs(&r.archived),
+                "signalCursorsReset": signal_cursors,
+                "entry": Value::Object(r.entry),
+            }),
+        ),
     };
     printed?;
     left.map_or(Ok(()), Err)
@@ -749,7 +791,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
             iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
             iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
         )),
-        _ => print_json(&doc),
+        _ => print_data(mode, &doc),
     }
 }
 
@@ -783,12 +825,15 @@ fn policy(
             d.decision,
             describe(d.reason)
         ))),
-        _ => print_json(&json!({
-            "key": store_key,
-            "entryFound": entry.is_some(),
-            "decision": d.decision,
-            "decidedBy": describe(d.reason),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": store_key,
+                "entryFound": entry.is_some(),
+                "decision": d.decision,
+                "decidedBy": describe(d.reason),
+            }),
+        ),
     }
 }
 

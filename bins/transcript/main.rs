@@ -247,7 +247,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             raw,
             no_replay,
             api,
-        } => context_cmd(&ctx, &session, raw, no_replay, api),
+        } => context_cmd(&ctx, mode, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
         Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
         Command::Repair {
@@ -465,7 +465,7 @@ fn history_cmd(
         if let Some(t) = page.total_messages {
             doc.insert("totalMessages".into(), json!(t));
         }
-        return print_json(&Value::Object(doc));
+        return common::emit_data(mode, &Value::Object(doc));
     }
     let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
     match mode {
@@ -724,6 +724,7 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
 
 fn context_cmd(
     ctx: &StateContext,
+    mode: OutputMode,
     arg: &str,
     raw: bool,
     no_replay: bool,
@@ -749,14 +750,17 @@ fn context_cmd(
         context::model_messages(&c.messages, policy, ctx.now_ms)
     };
     let est = transcript::estimate_context_tokens(&c.messages);
-    print_json(&json!({
-        "messages": messages,
-        "thinkingLevel": c.thinking_level,
-        "model": c.model,
-        "api": api,
-        "leafId": ix.leaf_id,
-        "estimatedTokens": est.tokens,
-    }))
+    common::emit_data(
+        mode,
+        &json!({
+            "messages": messages,
+            "thinkingLevel": c.thinking_level,
+            "model": c.model,
+            "api": api,
+            "leafId": ix.leaf_id,
+            "estimatedTokens": est.tokens,
+        }),
+    )
 }
 
 fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {

@@ -7,9 +7,12 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory};
 use clawstate::context::{GlobalOptions, StateContext};
 use clawstate::exit::{self, ExitCode};
+use clawstate::jsjson;
 use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 use clawstate::terminal_text::{self, TerminalWriter};
+use clawstate::text_table::Layout;
+use serde_json::Value;
 
 pub mod signals;
 
@@ -46,6 +49,84 @@ pub struct GlobalArgs {
     /// Print one JSON object per line.
     #[arg(long, global = true)]
     pub ndjson: bool,
+    /// Print a listing as a table even when stdout is not a terminal (piped, a listing is
+    /// NDJSON).
+    #[arg(long, global = true, conflicts_with_all = ["json", "ndjson"])]
+    pub table: bool,
+    /// Colour tables: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// When tables are coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and
+    /// not empty).
+    Auto,
+    /// Always, into a pipe too (and despite `NO_COLOR`).
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How a listing prints: `--json` one document, `--ndjson` (or a pipe) one object per
+/// line, a table on a terminal (or with `--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListMode {
+    /// One JSON document (an envelope or an array, as the command documents).
+    Array,
+    /// One object per line.
+    Lines,
+    /// A readable table.
+    Table,
+}
+
+/// How tables print in this process: fixed once from the global options
+/// ([`GlobalArgs::output`]), so the printers of every command read the same choice
+/// without threading it through.
+#[derive(Debug, Clone, Copy)]
+struct Presentation {
+    table: bool,
+    color: ColorChoice,
+}
+
+static PRESENTATION: std::sync::OnceLock<Presentation> = std::sync::OnceLock::new();
+
+/// The list mode for the global output flags: the one rule of text vs data.
+pub fn list_mode(mode: OutputMode) -> ListMode {
+    let forced = PRESENTATION.get().is_some_and(|p| p.table);
+    match mode {
+        OutputMode::Json => ListMode::Array,
+        OutputMode::Ndjson => ListMode::Lines,
+        OutputMode::Text if forced || stdout_is_terminal() => ListMode::Table,
+        OutputMode::Text => ListMode::Lines,
+    }
+}
+
+/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to the
+/// terminal's width (`COLUMNS` when set, else the terminal's own) when stdout is one.
+pub fn table_layout() -> Layout {
+    let on_terminal = stdout_is_terminal();
+    let color = match PRESENTATION.get().map_or(ColorChoice::Auto, |p| p.color) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            on_terminal
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+        }
+    };
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let width = columns.or_else(|| {
+        terminal_size::terminal_size_of(std::io::stdout())
+            .map(|(w, _)| w.0 as usize)
+            .filter(|&w| w > 0 && on_terminal)
+    });
+    Layout { color, width }
 }
 
 /// How long a command that writes a store waits for another clawstate writer of it.
@@ -79,8 +160,13 @@ pub enum OutputMode {
 }
 
 impl GlobalArgs {
-    /// The output mode chosen by `--json` / `--ndjson`.
+    /// The output mode chosen by `--json` / `--ndjson`; fixes how tables print in this
+    /// process (`--table`, `--color`).
     pub fn output(&self) -> OutputMode {
+        let _ = PRESENTATION.set(Presentation {
+            table: self.table,
+            color: self.color,
+        });
         if self.json {
             OutputMode::Json
         } else if self.ndjson {
@@ -207,6 +293,82 @@ pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
             exit::FAILURE,
             format!("cannot write output: {e}"),
         )),
+    }
+}
+
+/// Writes a rendered [`clawstate::text_table::TextTable`] to stdout as it is: its cells are
+/// data escaped when they were made, and its only controls are the colours it added, which
+/// the last guard of [`out`] would otherwise show as text.
+pub fn out_table(text: &str) -> Result<(), Failure> {
+    write_stdout(text.as_bytes())
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    match lock.write_all(bytes).and_then(|_| lock.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
+        Err(e) => Err(Failure::new(
+            exit::FAILURE,
+            format!("cannot write output: {e}"),
+        )),
+    }
+}
+
+/// Prints one result in the chosen mode: `--json` as `JSON.stringify(v, null, 2)`,
+/// `--ndjson` as one line, `text` otherwise.
+pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+    match mode {
+        OutputMode::Json => {
+            let mut s = jsjson::to_string_pretty(v);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Ndjson => {
+            let mut s = jsjson::to_string_compact(v);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Text => out(&text()),
+    }
+}
+
+/// Prints a result that has no text form: one line for `--ndjson`, else
+/// `JSON.stringify(v, null, 2)`.
+pub fn emit_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+    let m = if mode == OutputMode::Ndjson {
+        OutputMode::Ndjson
+    } else {
+        OutputMode::Json
+    };
+    emit(m, v, String::new)
+}
+
+/// Prints rows of a listing in its list mode: `--json` as `document` (the command's
+/// envelope, or the rows as one array), one compact object per line (`--ndjson`, or
+/// piped), or `table` on a terminal (written as [`out_table`] does).
+pub fn emit_rows(
+    mode: ListMode,
+    rows: &[Value],
+    document: impl FnOnce() -> Value,
+    table: impl FnOnce(&Layout) -> String,
+) -> Result<(), Failure> {
+    match mode {
+        ListMode::Array => {
+            let mut s = jsjson::to_string_pretty(&document());
+            s.push('\n');
+            out(&s)
+        }
+        ListMode::Lines => {
+            let mut s = String::new();
+            for r in rows {
+                jsjson::write_compact(&mut s, r);
+                s.push('\n');
+            }
+            out(&s)
+        }
+        ListMode::Table => out_table(&table(&table_layout())),
     }
 }
 
