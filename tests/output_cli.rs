@@ -89,8 +89,19 @@ fn pty(cols: u16) -> (std::fs::File, OwnedFd) {
 /// Runs `claw-sessions` with stdout on a terminal of `cols` columns and `env` set;
 /// returns stdout and the exit code.
 fn on_terminal(home: &Path, cols: u16, env: &[(&str, &str)], args: &[&str]) -> (String, i32) {
+    run_on_terminal("claw-sessions", home, cols, env, args)
+}
+
+/// Runs `bin` with stdout on a terminal of `cols` columns and `env` set.
+fn run_on_terminal(
+    bin: &str,
+    home: &Path,
+    cols: u16,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (String, i32) {
     let (mut master, slave) = pty(cols);
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("claw-sessions"));
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin(bin));
     c.env_clear()
         .env("HOME", home)
         .env("TZ", "UTC")
@@ -152,6 +163,42 @@ fn a_listing_is_a_table_on_a_terminal_and_ndjson_in_a_pipe() {
     assert!(String::from_utf8(out.stdout)
         .unwrap()
         .contains("Sessions listed: 4"));
+}
+
+#[test]
+fn transcript_cat_is_a_table_on_a_terminal_and_ndjson_in_a_pipe() {
+    let f = fixture();
+    let file = f.home.join(".openclaw/agents/main/sessions/s-main.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"session","version":3,"id":"s-main","timestamp":"2026-05-28T00:00:00.000Z","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-05-28T00:00:01.000Z","message":{"role":"user","content":"hello there","timestamp":1}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let (t, code) = run_on_terminal("claw-transcript", &f.home, 0, &[], &["cat", "main"]);
+    assert_eq!(code, 0, "{t}");
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(lines.len(), 3, "{t}");
+    assert!(lines[0].starts_with("TYPE"), "{t}");
+    assert!(
+        lines[2].starts_with("message") && lines[2].ends_with("user: hello there"),
+        "{t}"
+    );
+    let out = claw("claw-transcript", &f.home)
+        .args(["cat", "main"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["id"], "m1");
 }
 
 #[test]

@@ -508,7 +508,7 @@ fn json_is_exact_when_piped_and_only_json_escaped_on_a_terminal() {
         ("claw-transcript", vec!["history", &k, "--json"]),
         ("claw-transcript", vec!["tree", &k, "--json"]),
         ("claw-transcript", vec!["tail", &k, "--ndjson"]),
-        ("claw-transcript", vec!["cat", &k]),
+        ("claw-transcript", vec!["cat", &k, "--ndjson"]),
         ("claw-signals", vec!["list", "--json"]),
         ("claw-watch", vec!["list", "--json"]),
         ("claw-watch", vec!["pending", "--json"]),

@@ -64,7 +64,8 @@ struct DryRun {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the rows in file order (one JSON object per line), or only the active branch.
+    /// Print the rows in file order, or only the active branch: a table on a terminal, one
+    /// JSON object per line when piped (or --ndjson), one array with --json.
     Cat {
         /// Session key, sessionId or path.
         session: String,
@@ -409,17 +410,48 @@ fn cat(ctx: &StateContext, mode: OutputMode, arg: &str, branch: bool) -> Result<
     } else {
         t.values()
     };
-    match mode {
-        OutputMode::Json => print_json(&Value::Array(rows)),
-        _ => {
-            let mut buf = String::new();
-            for r in &rows {
-                buf.push_str(&jsjson::to_string_compact(r));
-                buf.push('\n');
+    common::emit_rows(
+        common::list_mode(mode),
+        &rows,
+        || Value::Array(rows.clone()),
+        |layout| row_table(&rows, layout),
+    )
+}
+
+/// The rows of a transcript as a table for reading: type, id, parent, time and what the
+/// row says (a message's role and text, a compaction's summary, …) on one line each.
+fn row_table(rows: &[Value], layout: &clawstate::text_table::Layout) -> String {
+    use clawstate::text_table::{Cell, TextTable, Tone};
+    let str_at = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut t = TextTable::new(&["TYPE", "ID", "PARENT", "TIME", "CONTENT"]);
+    for r in rows {
+        let kind = str_at(r, "type");
+        let content = match kind.as_str() {
+            "message" => {
+                let m = r.get("message").unwrap_or(&Value::Null);
+                format!("{}: {}", str_at(m, "role"), text_of(m))
             }
-            out(&buf)
-        }
+            "compaction" | "branch_summary" => str_at(r, "summary"),
+            "custom" | "custom_message" => str_at(r, "customType"),
+            "model_change" => format!("{}/{}", str_at(r, "provider"), str_at(r, "modelId")),
+            "thinking_level_change" => str_at(r, "thinkingLevel"),
+            "label" => str_at(r, "label"),
+            "session" => format!(
+                "v{} {}",
+                r.get("version").map_or(Value::Null, Value::clone),
+                str_at(r, "cwd")
+            ),
+            _ => String::new(),
+        };
+        t.push(vec![
+            Cell::new(&kind, Tone::AccentBright),
+            Cell::new(&str_at(r, "id"), Tone::Muted),
+            Cell::new(&str_at(r, "parentId"), Tone::Muted),
+            Cell::new(&str_at(r, "timestamp"), Tone::Muted),
+            Cell::plain(&content),
+        ]);
     }
+    t.render(layout)
 }
 
 fn history_cmd(

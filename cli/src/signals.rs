@@ -180,23 +180,13 @@ pub fn print_doc(
 pub use crate::{list_mode, ListMode};
 
 /// Prints rows in a list mode: `--json` one array, lines, or `table` (the text of
-/// [`table`]) on a terminal.
+/// [`table_of`]) on a terminal.
 pub fn print_list(
     mode: ListMode,
     rows: &[Value],
     table: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
     crate::emit_rows(mode, rows, || Value::Array(rows.to_vec()), |_| table())
-}
-
-/// A [`TextTable`] of plain cells, laid out for this process's terminal
-/// ([`crate::table_layout`]); every cell escaped as one line, so data never breaks it.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    table_of(
-        header,
-        rows.iter()
-            .map(|r| r.iter().map(|c| Cell::plain(c)).collect()),
-    )
 }
 
 /// A [`TextTable`] of `rows`, laid out for this process's terminal.
