@@ -225,6 +225,57 @@ fn ndjson_is_one_object_per_line_for_every_command() {
     }
 }
 
+#[test]
+fn ndjson_is_single_line_json_in_every_binary() {
+    let f = fixture();
+    let file = f.home.join(".openclaw/agents/main/sessions/s-main.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"session","version":3,"id":"s-main","timestamp":"2026-05-28T00:00:00.000Z","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-05-28T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            "\n",
+            r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-05-28T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"yo"}],"api":"openai-responses","provider":"openai","model":"gpt-5.5","usage":{"input":1,"output":1,"totalTokens":2},"stopReason":"stop","timestamp":2}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("claw-sessions", vec!["list"]),
+        ("claw-sessions", vec!["delete", "main", "--dry-run"]),
+        ("claw-sessions", vec!["relocate", "--dry-run"]),
+        ("claw-sessions", vec!["cleanup", "--dry-run"]),
+        ("claw-transcript", vec!["context", "main"]),
+        ("claw-transcript", vec!["history", "main"]),
+        ("claw-transcript", vec!["tree", "main"]),
+        ("claw-transcript", vec!["stats", "main"]),
+        ("claw-transcript", vec!["cat", "main"]),
+        ("claw-compact", vec!["check", "main"]),
+        ("claw-compact", vec!["plan", "main"]),
+        ("claw-signals", vec!["version", "main"]),
+        ("claw-watch", vec!["list"]),
+    ];
+    for (bin, args) in cases {
+        let out = claw(bin, &f.home)
+            .arg("--now")
+            .arg(NOW.to_string())
+            .args(&args)
+            .arg("--ndjson")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{bin} {args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        for line in text.lines() {
+            let v: Result<Value, _> = serde_json::from_str(line);
+            assert!(
+                v.is_ok_and(|v| v.is_object()),
+                "{bin} {args:?}: not one object per line:\n{text}"
+            );
+        }
+    }
+}
+
 // ---- colour and width -----------------------------------------------------------------------
 
 #[test]

@@ -264,13 +264,8 @@ fn main() -> std::process::ExitCode {
     run_main(PROG, || run(cli))
 }
 
-fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => out(&(jsjson::to_string_pretty(v) + "\n")),
-        OutputMode::Ndjson => out(&(jsjson::to_string_compact(v) + "\n")),
-        OutputMode::Text => out(&text()),
-    }
-}
+/// Prints one result in the chosen mode (the one emit of `clawstate-cli`).
+use common::emit as print_doc;
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let ctx = cli.global.context(PROG)?;

@@ -276,17 +276,8 @@ fn print_json(v: &Value) -> Result<(), Failure> {
     out(&s)
 }
 
-fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => print_json(v),
-        OutputMode::Ndjson => {
-            let mut s = jsjson::to_string_compact(v);
-            s.push('\n');
-            out(&s)
-        }
-        OutputMode::Text => out(&text()),
-    }
-}
+/// Prints one result in the chosen mode (the one emit of `clawstate-cli`).
+use common::emit as print_doc;
 
 /// A `SESSION` to read: a transcript outside the state dir is read as the gateway reads it,
 /// with a warning.

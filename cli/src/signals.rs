@@ -12,7 +12,7 @@ use clawstate::signals::{Access, StateDb};
 use clawstate::text_table::{Cell, TextTable};
 use serde_json::Value;
 
-use crate::{note, out, Failure, OrFail, OutputMode};
+use crate::{note, out, Failure, OrFail};
 
 /// The `--db` and `--schema` options.
 #[derive(Debug, Clone, Args)]
@@ -165,17 +165,7 @@ pub fn print_line(v: &Value) -> Result<(), Failure> {
 
 /// Prints one document in the chosen mode: pretty for `--json`, one line for `--ndjson`,
 /// `text` otherwise.
-pub fn print_doc(
-    mode: OutputMode,
-    v: &Value,
-    text: impl FnOnce() -> String,
-) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => print_pretty(v),
-        OutputMode::Ndjson => print_line(v),
-        OutputMode::Text => out(&text()),
-    }
-}
+pub use crate::emit as print_doc;
 
 pub use crate::{list_mode, ListMode};
 
