@@ -86,13 +86,13 @@ fn pty(cols: u16) -> (std::fs::File, OwnedFd) {
     (std::fs::File::from(master), slave)
 }
 
-/// Runs `claw-sessions` with stdout on a terminal of `cols` columns and `env` set;
-/// returns stdout and the exit code.
+/// Runs `claw-sessions` with stdout and stderr on a terminal of `cols` columns and `env`
+/// set; returns what it printed and the exit code.
 fn on_terminal(home: &Path, cols: u16, env: &[(&str, &str)], args: &[&str]) -> (String, i32) {
     run_on_terminal("claw-sessions", home, cols, env, args)
 }
 
-/// Runs `bin` with stdout on a terminal of `cols` columns and `env` set.
+/// Runs `bin` with stdout and stderr on a terminal of `cols` columns and `env` set.
 fn run_on_terminal(
     bin: &str,
     home: &Path,
@@ -110,7 +110,7 @@ fn run_on_terminal(
         .arg(NOW.to_string())
         .args(args)
         .stdin(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave));
     let mut child = c.spawn().expect("spawn");
     drop(c);
@@ -473,6 +473,21 @@ fn a_missing_store_or_state_dir_is_said_so() {
             && err.contains(&empty.path().join(".openclaw").display().to_string()),
         "{err}"
     );
+    // On a terminal the warning is yellow, unless NO_COLOR.
+    let term = [("TERM", "xterm")];
+    let (t, code) = on_terminal(empty.path(), 0, &term, &["list"]);
+    assert_eq!(code, 0);
+    assert!(
+        t.contains("claw-sessions: \u{1b}[33mwarning\u{1b}[0m: no OpenClaw state directory"),
+        "{t:?}"
+    );
+    let (t, _) = on_terminal(
+        empty.path(),
+        0,
+        &[("TERM", "xterm"), ("NO_COLOR", "1")],
+        &["list"],
+    );
+    assert!(t.contains("claw-sessions: warning: no OpenClaw"), "{t:?}");
     // An existing store is not warned about.
     let out = cmd(&f.home).args(["list", "--json"]).output().unwrap();
     assert!(out.stderr.is_empty(), "{out:?}");

@@ -104,11 +104,10 @@ pub fn list_mode(mode: OutputMode) -> ListMode {
     }
 }
 
-/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to the
-/// terminal's width (`COLUMNS` when set, else the terminal's own) when stdout is one.
-pub fn table_layout() -> Layout {
-    let on_terminal = stdout_is_terminal();
-    let color = match PRESENTATION.get().map_or(ColorChoice::Auto, |p| p.color) {
+/// Whether output to a stream (a terminal or not) is coloured: `--color`, else a
+/// terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set and not empty.
+fn colour_on(on_terminal: bool) -> bool {
+    match PRESENTATION.get().map_or(ColorChoice::Auto, |p| p.color) {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
@@ -116,7 +115,14 @@ pub fn table_layout() -> Layout {
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
         }
-    };
+    }
+}
+
+/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to the
+/// terminal's width (`COLUMNS` when set, else the terminal's own) when stdout is one.
+pub fn table_layout() -> Layout {
+    let on_terminal = stdout_is_terminal();
+    let color = colour_on(on_terminal);
     let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -372,9 +378,15 @@ pub fn emit_rows(
     }
 }
 
-/// Prints a warning line on stderr, escaped as one line.
+/// Prints a warning line on stderr, escaped as one line (`warning` in yellow where
+/// colour is on for stderr).
 pub fn warn(prog: &str, message: &str) {
-    eprintln!("{prog}: warning: {}", terminal_text::escape_line(message));
+    let label = if colour_on(std::io::stderr().is_terminal()) {
+        "\u{1b}[33mwarning\u{1b}[0m"
+    } else {
+        "warning"
+    };
+    eprintln!("{prog}: {label}: {}", terminal_text::escape_line(message));
 }
 
 /// Prints `prog: message` on stderr (an error or progress), escaped as one line: data in
