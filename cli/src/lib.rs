@@ -53,8 +53,14 @@ pub struct GlobalArgs {
     /// NDJSON).
     #[arg(long, global = true, conflicts_with_all = ["json", "ndjson"])]
     pub table: bool,
-    /// Colour tables: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    /// Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
     pub color: ColorChoice,
 }
 
