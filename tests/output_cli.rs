@@ -357,6 +357,17 @@ fn ages_and_token_counts_as_the_gateway_writes_them() {
         row("agent:main:cron:nightly").contains("unknown/200k (?%)"),
         "{t}"
     );
+    // cleanup's plan says the same age for the same entry.
+    let out = cmd(&f.home)
+        .args(["cleanup", "--dry-run"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8(out.stdout).unwrap();
+    let line = plan
+        .lines()
+        .find(|l| l.contains("agent:main:main"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(line.contains("47h ago"), "{plan}");
 }
 
 // ---- selection --------------------------------------------------------------------------------
