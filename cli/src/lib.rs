@@ -1,5 +1,8 @@
 //! What every `claw-*` binary shares: the global options (documented once, reused by
-//! `--help` and the man pages), output modes and error reporting with exit codes.
+//! `--help` and the man pages), failures with their exit codes, and output under one rule
+//! of text vs data: a result through [`emit`] (text, one pretty JSON document, or one NDJSON
+//! line), a listing through [`emit_rows`] (a table on a terminal, the same rows as NDJSON
+//! in a pipe), large output through the buffered [`stream`].
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -124,8 +127,8 @@ fn colour_on(on_terminal: bool) -> bool {
     }
 }
 
-/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to the
-/// terminal's width (`COLUMNS` when set, else the terminal's own) when stdout is one.
+/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to
+/// `COLUMNS` when set, else to the terminal's width when stdout is one.
 pub fn table_layout() -> Layout {
     let on_terminal = stdout_is_terminal();
     let color = colour_on(on_terminal);
