@@ -316,6 +316,36 @@ fn colour_on_a_terminal_unless_no_color_or_never() {
 }
 
 #[test]
+fn check_colours_its_severities_on_a_terminal() {
+    let f = fixture();
+    std::fs::write(
+        f.home.join(".openclaw/agents/main/sessions/s-main.jsonl"),
+        concat!(
+            r#"{"type":"session","version":3,"id":"s-main","timestamp":"2026-05-28T00:00:00.000Z","cwd":"/w"}"#,
+            "\nnot json\n"
+        ),
+    )
+    .unwrap();
+    let (t, code) = run_on_terminal(
+        "claw-transcript",
+        &f.home,
+        0,
+        &[("TERM", "xterm")],
+        &["check", "main"],
+    );
+    assert_eq!(code, 65, "{t}");
+    assert!(
+        t.contains("s-main.jsonl:2: \u{1b}[31merror\u{1b}[0m: invalid-json: "),
+        "{t:?}"
+    );
+    let (t, _) = run_on_terminal("claw-transcript", &f.home, 0, &[], &["check", "main"]);
+    assert!(
+        t.contains("s-main.jsonl:2: error: invalid-json: ") && !t.contains("\u{1b}[31m"),
+        "{t:?}"
+    );
+}
+
+#[test]
 fn the_table_fits_the_terminal_width() {
     let f = fixture();
     let (wide, _) = on_terminal(&f.home, 0, &[], &["list"]);

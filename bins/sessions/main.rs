@@ -318,7 +318,7 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
         ListMode::Array => common::stream(|w| listing::write_envelope_json(w, &result)),
         ListMode::Lines => common::stream(|w| listing::write_ndjson(w, &result)),
         ListMode::Table => {
-            common::out_table(&listing::render_table(&result, &common::table_layout()))
+            common::out_styled(&listing::render_table(&result, &common::table_layout()))
         }
     }
 }

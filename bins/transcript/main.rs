@@ -1034,9 +1034,9 @@ fn check_cmd(
         OutputMode::Text => {
             let mut buf = String::new();
             for f in &findings {
-                buf.push_str(&text_line(&f.to_line()));
+                buf.push_str(&finding_line(f));
             }
-            out(&buf)?;
+            common::out_styled(&buf)?;
             note(
                 PROG,
                 &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
@@ -1050,6 +1050,33 @@ fn check_cmd(
         ));
     }
     Ok(())
+}
+
+/// A finding as one escaped line, its severity coloured where stdout's colour is on
+/// (error red, warning yellow, info dim), as compilers show theirs.
+fn finding_line(f: &check::Finding) -> String {
+    use clawstate::text_table::Tone;
+    let line = text_line(&f.to_line());
+    let at = match f.line {
+        Some(l) => format!("{}:{l}", f.path.display()),
+        None => f.path.display().to_string(),
+    };
+    // The line is `<at>: <severity>: …`, escaped piecewise as a whole.
+    let split = escape_line(&at).len() + 2;
+    let sev = f.severity.as_str();
+    let tone = match f.severity {
+        check::Severity::Error => Tone::Error,
+        check::Severity::Warning => Tone::Warn,
+        check::Severity::Info => Tone::Muted,
+    };
+    match (line.get(..split), line.get(split..split + sev.len())) {
+        (Some(head), Some(s)) if s == sev => format!(
+            "{head}{}{}",
+            tone.paint(sev, common::stdout_colour()),
+            &line[split + sev.len()..]
+        ),
+        _ => line,
+    }
 }
 
 trait OrFailIo<T> {

@@ -127,6 +127,11 @@ fn colour_on(on_terminal: bool) -> bool {
     }
 }
 
+/// Whether what this process prints on stdout is coloured.
+pub fn stdout_colour() -> bool {
+    colour_on(stdout_is_terminal())
+}
+
 /// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to
 /// `COLUMNS` when set, else to the terminal's width when stdout is one.
 pub fn table_layout() -> Layout {
@@ -311,10 +316,11 @@ pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
     }
 }
 
-/// Writes a rendered [`clawstate::text_table::TextTable`] to stdout as it is: its cells are
-/// data escaped when they were made, and its only controls are the colours it added, which
-/// the last guard of [`out`] would otherwise show as text.
-pub fn out_table(text: &str) -> Result<(), Failure> {
+/// Writes styled text to stdout as it is: a rendered [`clawstate::text_table::TextTable`]
+/// or lines painted with [`clawstate::text_table::Tone::paint`], whose data was escaped
+/// when they were made and whose only controls are the colours added, which the last
+/// guard of [`out`] would otherwise show as text.
+pub fn out_styled(text: &str) -> Result<(), Failure> {
     write_stdout(text.as_bytes())
 }
 
@@ -362,7 +368,7 @@ pub fn emit_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
 
 /// Prints rows of a listing in its list mode: `--json` as `document` (the command's
 /// envelope, or the rows as one array), one compact object per line (`--ndjson`, or
-/// piped), or `table` on a terminal (written as [`out_table`] does).
+/// piped), or `table` on a terminal (written as [`out_styled`] does).
 pub fn emit_rows(
     mode: ListMode,
     rows: &[Value],
@@ -383,7 +389,7 @@ pub fn emit_rows(
             }
             out(&s)
         }
-        ListMode::Table => out_table(&table(&table_layout())),
+        ListMode::Table => out_styled(&table(&table_layout())),
     }
 }
 

@@ -36,6 +36,14 @@ pub enum Tone {
 }
 
 impl Tone {
+    /// `text` (already escaped) in this tone when `color`, else as it is.
+    pub fn paint(self, text: &str, color: bool) -> String {
+        match self.sgr().filter(|_| color && !text.is_empty()) {
+            Some(p) => format!("\u{1b}[{p}m{text}\u{1b}[0m"),
+            None => text.to_string(),
+        }
+    }
+
     /// The SGR parameters of this tone (the 16 standard colours: they follow the user's
     /// terminal palette, light or dark).
     fn sgr(self) -> Option<&'static str> {
@@ -172,16 +180,7 @@ impl TextTable {
             for (i, c) in row.iter().enumerate().take(last_filled + 1) {
                 let text = fit(&c.text, widths[i]);
                 line.push_str(&" ".repeat(pending));
-                match c.tone.sgr().filter(|_| layout.color && !text.is_empty()) {
-                    Some(p) => {
-                        line.push_str("\u{1b}[");
-                        line.push_str(p);
-                        line.push('m');
-                        line.push_str(&text);
-                        line.push_str("\u{1b}[0m");
-                    }
-                    None => line.push_str(&text),
-                }
+                line.push_str(&c.tone.paint(&text, layout.color));
                 pending = widths[i] - chars(&text) + GAP;
             }
             s.push_str(line.trim_end_matches(' '));
