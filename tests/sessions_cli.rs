@@ -86,6 +86,7 @@ fn basic() -> Fixture {
 fn list_is_the_default_command_and_prints_a_table() {
     let f = basic();
     f.cmd()
+        .arg("--table")
         .assert()
         .success()
         .stdout(predicate::str::contains("Sessions listed: 4"))

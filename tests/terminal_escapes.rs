@@ -260,7 +260,8 @@ fn text_commands() -> Vec<(&'static str, Vec<String>, &'static str)> {
     let w = watcher_key();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     vec![
-        ("claw-sessions", s(&["list"]), "agent:main:evil"),
+        // Piped, a listing is NDJSON (exact data): --table keeps the table to compare.
+        ("claw-sessions", s(&["list", "--table"]), "agent:main:evil"),
         (
             "claw-sessions",
             s(&["show", &k]),
@@ -408,7 +409,7 @@ fn a_table_is_never_broken_by_data() {
     let f = fixture();
     for run in [
         on_terminal("claw-sessions", &f.home, &["list"]),
-        piped("claw-sessions", &f.home, &["list"]),
+        piped("claw-sessions", &f.home, &["list", "--table"]),
     ] {
         assert_eq!(run.code, Some(0), "{}", run.stderr);
         let lines: Vec<&str> = run.stdout.lines().collect();
@@ -507,7 +508,7 @@ fn json_is_exact_when_piped_and_only_json_escaped_on_a_terminal() {
         ("claw-transcript", vec!["history", &k, "--json"]),
         ("claw-transcript", vec!["tree", &k, "--json"]),
         ("claw-transcript", vec!["tail", &k, "--ndjson"]),
-        ("claw-transcript", vec!["cat", &k]),
+        ("claw-transcript", vec!["cat", &k, "--ndjson"]),
         ("claw-signals", vec!["list", "--json"]),
         ("claw-watch", vec!["list", "--json"]),
         ("claw-watch", vec!["pending", "--json"]),

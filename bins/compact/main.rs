@@ -278,13 +278,8 @@ fn not_through_gateway(ctx: &StateContext, dry_run: bool, what: &str) -> Result<
         .map_err(|e| Failure::from_error(PROG, &e))
 }
 
-fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => out(&(jsjson::to_string_pretty(v) + "\n")),
-        OutputMode::Ndjson => out(&(jsjson::to_string_compact(v) + "\n")),
-        OutputMode::Text => out(&text()),
-    }
-}
+/// Prints one result in the chosen mode (the one emit of `clawstate-cli`).
+use common::emit as print_doc;
 
 fn run(cli: Cli) -> Result<(), Failure> {
     let ctx = cli.global.context(PROG)?;

@@ -14,7 +14,8 @@ use clawstate::session_ops::{self, WriteOptions};
 use clawstate::store_lock::Waiting;
 use clawstate::terminal_text::escape_text;
 use common::{
-    note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
+    note, out, run_main, text_line, warn, Failure, GlobalArgs, ListMode, OrFail, OutputMode,
+    StoreWaitArgs,
 };
 use serde_json::{json, Map, Value};
 
@@ -47,6 +48,10 @@ const PROG: &str = "claw-sessions";
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
+    /// The listing's options work without `list` too (`claw-sessions --limit 2`), as
+    /// `openclaw sessions --limit 2` does.
+    #[command(flatten)]
+    list: ListArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -70,7 +75,7 @@ impl WriteArgs {
     }
 }
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, Default, clap::Args)]
 struct ListArgs {
     /// Only sessions updated within the last MIN minutes.
     #[arg(long, value_name = "MIN")]
@@ -78,12 +83,42 @@ struct ListArgs {
     /// At most N rows (default 100), or `all`.
     #[arg(long, value_name = "N|all")]
     limit: Option<String>,
-    /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
+    /// Only these kinds (comma-separated): the Kind column's direct, spawn-child, group,
+    /// global, cron, unknown, or the gateway tool's main, group, cron, hook, node, other.
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     kinds: Vec<String>,
     /// Ask the running gateway (`sessions.list`, its in-memory view) instead of reading the store.
     #[arg(long)]
     live: bool,
+    /// Accepted for `openclaw sessions --verbose`; the listing is the same.
+    #[arg(long, hide = true)]
+    verbose: bool,
+}
+
+impl ListArgs {
+    /// Whether any listing option was given.
+    fn given(&self) -> bool {
+        self.active.is_some()
+            || self.limit.is_some()
+            || !self.kinds.is_empty()
+            || self.verbose
+            || self.live
+    }
+
+    /// These options, with `outer`'s (given before `list`) where these have none.
+    fn or(self, outer: ListArgs) -> ListArgs {
+        ListArgs {
+            active: self.active.or(outer.active),
+            limit: self.limit.or(outer.limit),
+            kinds: if self.kinds.is_empty() {
+                outer.kinds
+            } else {
+                self.kinds
+            },
+            verbose: self.verbose || outer.verbose,
+            live: self.live || outer.live,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,20 +241,17 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
+    if cli.list.given() && !matches!(cli.command, None | Some(Command::List(_))) {
+        return Err(Failure::new(
+            exit::USAGE,
+            "--active, --limit and --kinds are options of the listing (claw-sessions [list])",
+        ));
+    }
     let ctx = cli.global.context(PROG)?;
     let mode = cli.global.output();
     match cli.command {
-        None => list(
-            &ctx,
-            mode,
-            ListArgs {
-                active: None,
-                limit: None,
-                kinds: Vec::new(),
-                live: false,
-            },
-        ),
-        Some(Command::List(a)) => list(&ctx, mode, a),
+        None => list(&ctx, mode, cli.list),
+        Some(Command::List(a)) => list(&ctx, mode, a.or(cli.list)),
         Some(Command::Show { key }) => show(&ctx, mode, &key),
         Some(Command::Patch {
             key,
@@ -271,6 +303,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// Says on stderr that a write waits for another clawstate writer of its store.
 fn waiting(w: &Waiting<'_>) {
     note(PROG, &w.to_string());
+}
+
+/// Prints a result as data: pretty for `--json`, one line for `--ndjson`.
+fn print_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+    common::emit(mode, v, String::new)
 }
 
 fn print_json(v: &Value) -> Result<(), Failure> {
@@ -328,14 +365,17 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
+    print_warning(ctx.check_present(&targets).or_fail()?);
     let result = listing::list_sessions(ctx, &targets, &opts).or_fail()?;
     for w in &result.warnings {
         warn(PROG, w);
     }
-    match mode {
-        OutputMode::Json => common::stream(|w| listing::write_envelope_json(w, &result)),
-        OutputMode::Ndjson => common::stream(|w| listing::write_ndjson(w, &result)),
-        OutputMode::Text => out(&listing::render_table(&result, ctx.now_ms)),
+    match common::list_mode(mode) {
+        ListMode::Array => common::stream(|w| listing::write_envelope_json(w, &result)),
+        ListMode::Lines => common::stream(|w| listing::write_ndjson(w, &result)),
+        ListMode::Table => {
+            common::out_styled(&listing::render_table(&result, &common::table_layout()))
+        }
     }
 }
 
@@ -544,13 +584,16 @@ fn patch_cmd(
             t.push('\n');
             out(&t)
         }
-        _ => print_json(&json!({
-            "key": r.key,
-            "storePath": r.target.store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "written": r.written,
-            "entry": Value::Object(r.after),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "written": r.written,
+                "entry": Value::Object(r.after),
+            }),
+        ),
     }
 }
 
@@ -618,18 +661,21 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
             }
             out(&t)
         }
-        _ => print_json(&json!({
-            "key": r.key,
-            "storePath": r.target.store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "previousSessionId": r.previous_session_id,
-            "sessionId": r.entry.get("sessionId"),
-            "sessionFile": r.session_file.to_string_lossy(),
-            "headerWritten": r.header_written,
-            "archived": pairs(&r.archived),
-            "signalCursorsReset": signal_cursors,
-            "entry": Value::Object(r.entry),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "previousSessionId": r.previous_session_id,
+                "sessionId": r.entry.get("sessionId"),
+                "sessionFile": r.session_file.to_string_lossy(),
+                "headerWritten": r.header_written,
+                "archived": pairs(&r.archived),
+                "signalCursorsReset": signal_cursors,
+                "entry": Value::Object(r.entry),
+            }),
+        ),
     };
     printed?;
     left.map_or(Ok(()), Err)
@@ -846,7 +892,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
             iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
             iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
         )),
-        _ => print_json(&doc),
+        _ => print_data(mode, &doc),
     }
 }
 
@@ -880,12 +926,15 @@ fn policy(
             d.decision,
             describe(d.reason)
         ))),
-        _ => print_json(&json!({
-            "key": store_key,
-            "entryFound": entry.is_some(),
-            "decision": d.decision,
-            "decidedBy": describe(d.reason),
-        })),
+        _ => print_data(
+            mode,
+            &json!({
+                "key": store_key,
+                "entryFound": entry.is_some(),
+                "decision": d.decision,
+                "decidedBy": describe(d.reason),
+            }),
+        ),
     }
 }
 

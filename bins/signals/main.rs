@@ -19,8 +19,8 @@ use clawstate::terminal_text::{escape_line, escape_path};
 use common::{note, out, run_main, text_line, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 use signals_cli::{
-    agent_for, iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key, table,
-    DbArgs,
+    agent_for, iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key,
+    table_of, DbArgs,
 };
 
 const PROG: &str = "claw-signals";
@@ -325,28 +325,26 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 fn event_table(events: &[Event]) -> String {
-    let rows: Vec<Vec<String>> = events
-        .iter()
-        .map(|e| {
-            vec![
-                e.sequence.to_string(),
-                iso(e.occurred_at),
-                e.session_key.clone(),
-                e.agent_id.clone(),
-                e.kind.clone(),
-                match &e.actor_id {
-                    Some(id) => format!("{} {id}", e.actor_type),
-                    None => e.actor_type.clone(),
-                },
-                e.summary.clone(),
-            ]
-        })
-        .collect();
-    table(
+    use clawstate::text_table::{Cell, Tone};
+    let rows = events.iter().map(|e| {
+        vec![
+            Cell::new(&e.sequence.to_string(), Tone::Muted),
+            Cell::new(&iso(e.occurred_at), Tone::Muted),
+            Cell::new(&e.session_key, Tone::Accent),
+            Cell::plain(&e.agent_id),
+            Cell::new(&e.kind, Tone::AccentBright),
+            Cell::plain(&match &e.actor_id {
+                Some(id) => format!("{} {id}", e.actor_type),
+                None => e.actor_type.clone(),
+            }),
+            Cell::plain(&e.summary),
+        ]
+    });
+    table_of(
         &[
             "SEQ", "OCCURRED", "SESSION", "AGENT", "KIND", "ACTOR", "SUMMARY",
         ],
-        &rows,
+        rows,
     )
 }
 

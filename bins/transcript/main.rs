@@ -64,7 +64,8 @@ struct DryRun {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the rows in file order (one JSON object per line), or only the active branch.
+    /// Print the rows in file order, or only the active branch: a table on a terminal, one
+    /// JSON object per line when piped (or --ndjson), one array with --json.
     Cat {
         /// Session key, sessionId or path.
         session: String,
@@ -247,7 +248,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             raw,
             no_replay,
             api,
-        } => context_cmd(&ctx, &session, raw, no_replay, api),
+        } => context_cmd(&ctx, mode, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
         Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
         Command::Repair {
@@ -275,17 +276,8 @@ fn print_json(v: &Value) -> Result<(), Failure> {
     out(&s)
 }
 
-fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => print_json(v),
-        OutputMode::Ndjson => {
-            let mut s = jsjson::to_string_compact(v);
-            s.push('\n');
-            out(&s)
-        }
-        OutputMode::Text => out(&text()),
-    }
-}
+/// Prints one result in the chosen mode (the one emit of `clawstate-cli`).
+use common::emit as print_doc;
 
 /// A `SESSION` to read: a transcript outside the state dir is read as the gateway reads it,
 /// with a warning.
@@ -409,17 +401,48 @@ fn cat(ctx: &StateContext, mode: OutputMode, arg: &str, branch: bool) -> Result<
     } else {
         t.values()
     };
-    match mode {
-        OutputMode::Json => print_json(&Value::Array(rows)),
-        _ => {
-            let mut buf = String::new();
-            for r in &rows {
-                buf.push_str(&jsjson::to_string_compact(r));
-                buf.push('\n');
+    common::emit_rows(
+        common::list_mode(mode),
+        &rows,
+        || Value::Array(rows.clone()),
+        |layout| row_table(&rows, layout),
+    )
+}
+
+/// The rows of a transcript as a table for reading: type, id, parent, time and what the
+/// row says (a message's role and text, a compaction's summary, …) on one line each.
+fn row_table(rows: &[Value], layout: &clawstate::text_table::Layout) -> String {
+    use clawstate::text_table::{Cell, TextTable, Tone};
+    let str_at = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut t = TextTable::new(&["TYPE", "ID", "PARENT", "TIME", "CONTENT"]);
+    for r in rows {
+        let kind = str_at(r, "type");
+        let content = match kind.as_str() {
+            "message" => {
+                let m = r.get("message").unwrap_or(&Value::Null);
+                format!("{}: {}", str_at(m, "role"), text_of(m))
             }
-            out(&buf)
-        }
+            "compaction" | "branch_summary" => str_at(r, "summary"),
+            "custom" | "custom_message" => str_at(r, "customType"),
+            "model_change" => format!("{}/{}", str_at(r, "provider"), str_at(r, "modelId")),
+            "thinking_level_change" => str_at(r, "thinkingLevel"),
+            "label" => str_at(r, "label"),
+            "session" => format!(
+                "v{} {}",
+                r.get("version").map_or(Value::Null, Value::clone),
+                str_at(r, "cwd")
+            ),
+            _ => String::new(),
+        };
+        t.push(vec![
+            Cell::new(&kind, Tone::AccentBright),
+            Cell::new(&str_at(r, "id"), Tone::Muted),
+            Cell::new(&str_at(r, "parentId"), Tone::Muted),
+            Cell::new(&str_at(r, "timestamp"), Tone::Muted),
+            Cell::plain(&content),
+        ]);
     }
+    t.render(layout)
 }
 
 fn history_cmd(
@@ -465,7 +488,7 @@ fn history_cmd(
         if let Some(t) = page.total_messages {
             doc.insert("totalMessages".into(), json!(t));
         }
-        return print_json(&Value::Object(doc));
+        return common::emit_data(mode, &Value::Object(doc));
     }
     let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
     match mode {
@@ -724,6 +747,7 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
 
 fn context_cmd(
     ctx: &StateContext,
+    mode: OutputMode,
     arg: &str,
     raw: bool,
     no_replay: bool,
@@ -749,14 +773,17 @@ fn context_cmd(
         context::model_messages(&c.messages, policy, ctx.now_ms)
     };
     let est = transcript::estimate_context_tokens(&c.messages);
-    print_json(&json!({
-        "messages": messages,
-        "thinkingLevel": c.thinking_level,
-        "model": c.model,
-        "api": api,
-        "leafId": ix.leaf_id,
-        "estimatedTokens": est.tokens,
-    }))
+    common::emit_data(
+        mode,
+        &json!({
+            "messages": messages,
+            "thinkingLevel": c.thinking_level,
+            "model": c.model,
+            "api": api,
+            "leafId": ix.leaf_id,
+            "estimatedTokens": est.tokens,
+        }),
+    )
 }
 
 fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
@@ -1007,9 +1034,9 @@ fn check_cmd(
         OutputMode::Text => {
             let mut buf = String::new();
             for f in &findings {
-                buf.push_str(&text_line(&f.to_line()));
+                buf.push_str(&finding_line(f));
             }
-            out(&buf)?;
+            common::out_styled(&buf)?;
             note(
                 PROG,
                 &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
@@ -1023,6 +1050,33 @@ fn check_cmd(
         ));
     }
     Ok(())
+}
+
+/// A finding as one escaped line, its severity coloured where stdout's colour is on
+/// (error red, warning yellow, info dim), as compilers show theirs.
+fn finding_line(f: &check::Finding) -> String {
+    use clawstate::text_table::Tone;
+    let line = text_line(&f.to_line());
+    let at = match f.line {
+        Some(l) => format!("{}:{l}", f.path.display()),
+        None => f.path.display().to_string(),
+    };
+    // The line is `<at>: <severity>: …`, escaped piecewise as a whole.
+    let split = escape_line(&at).len() + 2;
+    let sev = f.severity.as_str();
+    let tone = match f.severity {
+        check::Severity::Error => Tone::Error,
+        check::Severity::Warning => Tone::Warn,
+        check::Severity::Info => Tone::Muted,
+    };
+    match (line.get(..split), line.get(split..split + sev.len())) {
+        (Some(head), Some(s)) if s == sev => format!(
+            "{head}{}{}",
+            tone.paint(sev, common::stdout_colour()),
+            &line[split + sev.len()..]
+        ),
+        _ => line,
+    }
 }
 
 trait OrFailIo<T> {

@@ -18,7 +18,7 @@ use clawstate::signals::{presence, Access, Cursor, Notice};
 use common::{out, run_main, text_line, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 use signals_cli::{
-    iso, list_mode, print_doc, print_line, print_list, print_pretty, resolve_key, table, DbArgs,
+    iso, list_mode, print_doc, print_list, print_pretty, resolve_key, table_of, DbArgs, ListMode,
 };
 
 const PROG: &str = "claw-watch";
@@ -315,43 +315,44 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// Prints notices: their text (what the gateway injects, one line each; the document a
+/// script pipes on, so text stays text in a pipe), NDJSON for `--ndjson`, one array for
+/// `--json`.
 fn print_notices(mode: OutputMode, list: &[Notice]) -> Result<(), Failure> {
     let rows: Vec<Value> = list.iter().map(Notice::to_json).collect();
     match mode {
         OutputMode::Json => print_pretty(&Value::Array(rows)),
-        OutputMode::Ndjson => {
-            for r in &rows {
-                print_line(r)?;
-            }
-            Ok(())
-        }
-        OutputMode::Text => {
-            let mut s = String::new();
-            for n in list {
-                s.push_str(&text_line(&n.text()));
-            }
-            out(&s)
-        }
+        OutputMode::Ndjson => print_list(ListMode::Lines, &rows, String::new),
+        OutputMode::Text => out(&list
+            .iter()
+            .map(|n| text_line(&n.text()))
+            .collect::<String>()),
     }
 }
 
 fn cursor_table(rows: &[Cursor]) -> String {
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|c| {
-            vec![
-                c.watcher_session_key.clone(),
-                c.target_session_key.clone(),
-                c.last_seen_sequence.to_string(),
-                c.notified_sequence.to_string(),
-                c.material_sequence.to_string(),
-                c.state().as_str().to_string(),
-                c.provenance.clone(),
-                iso(c.updated_at),
-            ]
-        })
-        .collect();
-    table(
+    use clawstate::text_table::{Cell, Tone};
+    let cells = rows.iter().map(|c| {
+        let state = c.state().as_str();
+        vec![
+            Cell::new(&c.watcher_session_key, Tone::Accent),
+            Cell::new(&c.target_session_key, Tone::Accent),
+            Cell::plain(&c.last_seen_sequence.to_string()),
+            Cell::plain(&c.notified_sequence.to_string()),
+            Cell::plain(&c.material_sequence.to_string()),
+            Cell::new(
+                state,
+                if state == "idle" {
+                    Tone::Muted
+                } else {
+                    Tone::Warn
+                },
+            ),
+            Cell::plain(&c.provenance),
+            Cell::new(&iso(c.updated_at), Tone::Muted),
+        ]
+    });
+    table_of(
         &[
             "WATCHER",
             "TARGET",
@@ -362,7 +363,7 @@ fn cursor_table(rows: &[Cursor]) -> String {
             "PROVENANCE",
             "UPDATED",
         ],
-        &cells,
+        cells,
     )
 }
 

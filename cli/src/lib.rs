@@ -1,5 +1,8 @@
 //! What every `claw-*` binary shares: the global options (documented once, reused by
-//! `--help` and the man pages), output modes and error reporting with exit codes.
+//! `--help` and the man pages), failures with their exit codes, and output under one rule
+//! of text vs data: a result through [`emit`] (text, one pretty JSON document, or one NDJSON
+//! line), a listing through [`emit_rows`] (a table on a terminal, the same rows as NDJSON
+//! in a pipe), large output through the buffered [`stream`].
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,9 +11,12 @@ use clap::{Args, CommandFactory};
 use clawstate::context::{GlobalOptions, StateContext};
 use clawstate::delegation::GatewayRoute;
 use clawstate::exit::{self, ExitCode};
+use clawstate::jsjson;
 use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 use clawstate::terminal_text::{self, TerminalWriter};
+use clawstate::text_table::Layout;
+use serde_json::Value;
 
 pub mod signals;
 
@@ -53,6 +59,101 @@ pub struct GlobalArgs {
     /// Send the write to the gateway's RPC even if no live gateway was detected (75 when it cannot be reached).
     #[arg(long, global = true)]
     pub via_gateway: bool,
+    /// Print a listing as a table even when stdout is not a terminal (piped, a listing is
+    /// NDJSON).
+    #[arg(long, global = true, conflicts_with_all = ["json", "ndjson"])]
+    pub table: bool,
+    /// Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_name = "WHEN",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    pub color: ColorChoice,
+}
+
+/// When tables are coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and
+    /// not empty).
+    Auto,
+    /// Always, into a pipe too (and despite `NO_COLOR`).
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How a listing prints: `--json` one document, `--ndjson` (or a pipe) one object per
+/// line, a table on a terminal (or with `--table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListMode {
+    /// One JSON document (an envelope or an array, as the command documents).
+    Array,
+    /// One object per line.
+    Lines,
+    /// A readable table.
+    Table,
+}
+
+/// How tables print in this process: fixed once from the global options
+/// ([`GlobalArgs::output`]), so the printers of every command read the same choice
+/// without threading it through.
+#[derive(Debug, Clone, Copy)]
+struct Presentation {
+    table: bool,
+    color: ColorChoice,
+}
+
+static PRESENTATION: std::sync::OnceLock<Presentation> = std::sync::OnceLock::new();
+
+/// The list mode for the global output flags: the one rule of text vs data.
+pub fn list_mode(mode: OutputMode) -> ListMode {
+    let forced = PRESENTATION.get().is_some_and(|p| p.table);
+    match mode {
+        OutputMode::Json => ListMode::Array,
+        OutputMode::Ndjson => ListMode::Lines,
+        OutputMode::Text if forced || stdout_is_terminal() => ListMode::Table,
+        OutputMode::Text => ListMode::Lines,
+    }
+}
+
+/// Whether output to a stream (a terminal or not) is coloured: `--color`, else a
+/// terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set and not empty.
+fn colour_on(on_terminal: bool) -> bool {
+    match PRESENTATION.get().map_or(ColorChoice::Auto, |p| p.color) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            on_terminal
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
+        }
+    }
+}
+
+/// Whether what this process prints on stdout is coloured.
+pub fn stdout_colour() -> bool {
+    colour_on(stdout_is_terminal())
+}
+
+/// How a table is drawn here: coloured as `--color` and `NO_COLOR` say, fitted to
+/// `COLUMNS` when set, else to the terminal's width when stdout is one.
+pub fn table_layout() -> Layout {
+    let on_terminal = stdout_is_terminal();
+    let color = colour_on(on_terminal);
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let width = columns.or_else(|| {
+        terminal_size::terminal_size_of(std::io::stdout())
+            .map(|(w, _)| w.0 as usize)
+            .filter(|&w| w > 0 && on_terminal)
+    });
+    Layout { color, width }
 }
 
 /// How long a command that writes a store waits for another clawstate writer of it.
@@ -86,8 +187,13 @@ pub enum OutputMode {
 }
 
 impl GlobalArgs {
-    /// The output mode chosen by `--json` / `--ndjson`.
+    /// The output mode chosen by `--json` / `--ndjson`; fixes how tables print in this
+    /// process (`--table`, `--color`).
     pub fn output(&self) -> OutputMode {
+        let _ = PRESENTATION.set(Presentation {
+            table: self.table,
+            color: self.color,
+        });
         if self.json {
             OutputMode::Json
         } else if self.ndjson {
@@ -224,9 +330,92 @@ pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
     }
 }
 
-/// Prints a warning line on stderr, escaped as one line.
+/// Writes styled text to stdout as it is: a rendered [`clawstate::text_table::TextTable`]
+/// or lines painted with [`clawstate::text_table::Tone::paint`], whose data was escaped
+/// when they were made and whose only controls are the colours added, which the last
+/// guard of [`out`] would otherwise show as text.
+pub fn out_styled(text: &str) -> Result<(), Failure> {
+    write_stdout(text.as_bytes())
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    match lock.write_all(bytes).and_then(|_| lock.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::new(exit::OK, "")),
+        Err(e) => Err(Failure::new(
+            exit::FAILURE,
+            format!("cannot write output: {e}"),
+        )),
+    }
+}
+
+/// Prints one result in the chosen mode: `--json` as `JSON.stringify(v, null, 2)`,
+/// `--ndjson` as one line, `text` otherwise.
+pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+    match mode {
+        OutputMode::Json => {
+            let mut s = jsjson::to_string_pretty(v);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Ndjson => {
+            let mut s = jsjson::to_string_compact(v);
+            s.push('\n');
+            out(&s)
+        }
+        OutputMode::Text => out(&text()),
+    }
+}
+
+/// Prints a result that has no text form: one line for `--ndjson`, else
+/// `JSON.stringify(v, null, 2)`.
+pub fn emit_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+    let m = if mode == OutputMode::Ndjson {
+        OutputMode::Ndjson
+    } else {
+        OutputMode::Json
+    };
+    emit(m, v, String::new)
+}
+
+/// Prints rows of a listing in its list mode: `--json` as `document` (the command's
+/// envelope, or the rows as one array), one compact object per line (`--ndjson`, or
+/// piped), or `table` on a terminal (written as [`out_styled`] does).
+pub fn emit_rows(
+    mode: ListMode,
+    rows: &[Value],
+    document: impl FnOnce() -> Value,
+    table: impl FnOnce(&Layout) -> String,
+) -> Result<(), Failure> {
+    match mode {
+        ListMode::Array => {
+            let mut s = jsjson::to_string_pretty(&document());
+            s.push('\n');
+            out(&s)
+        }
+        ListMode::Lines => {
+            let mut s = String::new();
+            for r in rows {
+                jsjson::write_compact(&mut s, r);
+                s.push('\n');
+            }
+            out(&s)
+        }
+        ListMode::Table => out_styled(&table(&table_layout())),
+    }
+}
+
+/// Prints a warning line on stderr, escaped as one line (`warning` in yellow where
+/// colour is on for stderr).
 pub fn warn(prog: &str, message: &str) {
-    eprintln!("{prog}: warning: {}", terminal_text::escape_line(message));
+    let label = if colour_on(std::io::stderr().is_terminal()) {
+        "\u{1b}[33mwarning\u{1b}[0m"
+    } else {
+        "warning"
+    };
+    eprintln!("{prog}: {label}: {}", terminal_text::escape_line(message));
 }
 
 /// Prints `prog: message` on stderr (an error or progress), escaped as one line: data in

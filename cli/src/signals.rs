@@ -9,10 +9,10 @@ use clawstate::jsjson;
 use clawstate::session_key::resolve_store_key;
 use clawstate::signals::generation::HostSchema;
 use clawstate::signals::{Access, StateDb};
-use clawstate::terminal_text::escape_line;
+use clawstate::text_table::{Cell, TextTable};
 use serde_json::Value;
 
-use crate::{note, out, Failure, OrFail, OutputMode};
+use crate::{note, out, Failure, OrFail};
 
 /// The `--db` and `--schema` options.
 #[derive(Debug, Clone, Args)]
@@ -165,93 +165,27 @@ pub fn print_line(v: &Value) -> Result<(), Failure> {
 
 /// Prints one document in the chosen mode: pretty for `--json`, one line for `--ndjson`,
 /// `text` otherwise.
-pub fn print_doc(
-    mode: OutputMode,
-    v: &Value,
-    text: impl FnOnce() -> String,
-) -> Result<(), Failure> {
-    match mode {
-        OutputMode::Json => print_pretty(v),
-        OutputMode::Ndjson => print_line(v),
-        OutputMode::Text => out(&text()),
-    }
-}
+pub use crate::emit as print_doc;
 
-/// How a list prints: `--json` one array, `--ndjson` (or a pipe) one object per line, a
-/// table on a terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListMode {
-    /// One JSON array.
-    Array,
-    /// One object per line.
-    Lines,
-    /// A readable table.
-    Table,
-}
+pub use crate::{list_mode, ListMode};
 
-/// The list mode for the global output flags.
-pub fn list_mode(mode: OutputMode) -> ListMode {
-    match mode {
-        OutputMode::Json => ListMode::Array,
-        OutputMode::Ndjson => ListMode::Lines,
-        OutputMode::Text if crate::stdout_is_terminal() => ListMode::Table,
-        OutputMode::Text => ListMode::Lines,
-    }
-}
-
-/// Prints rows in a list mode; `table` renders them for a terminal.
+/// Prints rows in a list mode: `--json` one array, lines, or `table` (the text of
+/// [`table_of`]) on a terminal.
 pub fn print_list(
     mode: ListMode,
     rows: &[Value],
     table: impl FnOnce() -> String,
 ) -> Result<(), Failure> {
-    match mode {
-        ListMode::Array => print_pretty(&Value::Array(rows.to_vec())),
-        ListMode::Lines => {
-            let mut s = String::new();
-            for r in rows {
-                jsjson::write_compact(&mut s, r);
-                s.push('\n');
-            }
-            out(&s)
-        }
-        ListMode::Table => out(&table()),
-    }
+    crate::emit_rows(mode, rows, || Value::Array(rows.to_vec()), |_| table())
 }
 
-/// Left-aligned columns separated by two spaces; every cell escaped as one line, so data
-/// never breaks the layout (`clawstate::terminal_text`).
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| r.iter().map(|c| escape_line(c).into_owned()).collect())
-        .collect();
-    let rows = &rows;
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+/// A [`TextTable`] of `rows`, laid out for this process's terminal.
+pub fn table_of(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) -> String {
+    let mut t = TextTable::new(header);
     for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            if i < widths.len() {
-                widths[i] = widths[i].max(c.chars().count());
-            }
-        }
+        t.push(r);
     }
-    let mut s = String::new();
-    let line = |cells: Vec<String>, s: &mut String| {
-        let n = cells.len();
-        for (i, c) in cells.into_iter().enumerate() {
-            s.push_str(&c);
-            if i + 1 < n {
-                let pad = widths[i].saturating_sub(c.chars().count()) + 2;
-                s.push_str(&" ".repeat(pad));
-            }
-        }
-        s.push('\n');
-    };
-    line(header.iter().map(|h| h.to_string()).collect(), &mut s);
-    for r in rows {
-        line(r.clone(), &mut s);
-    }
-    s
+    t.render(&crate::table_layout())
 }
 
 /// An epoch-ms time as ISO-8601.

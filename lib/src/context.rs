@@ -52,6 +52,24 @@ impl ExitCode for ContextError {
     }
 }
 
+/// A place a reader was pointed at that does not exist: a typo in `--store` or
+/// `--state-dir` must not read as an installation without sessions.
+#[derive(Debug, Error)]
+pub enum MissingState {
+    /// `--store` names no file.
+    #[error("{}: no such session store (--store)", .0.display())]
+    Store(PathBuf),
+    /// `--state-dir` names no directory.
+    #[error("{}: no such state directory (--state-dir)", .0.display())]
+    StateDir(PathBuf),
+}
+
+impl ExitCode for MissingState {
+    fn exit_code(&self) -> i32 {
+        crate::exit::NOT_FOUND
+    }
+}
+
 /// The resolved installation a command works on.
 #[derive(Debug, Clone)]
 pub struct StateContext {
@@ -103,6 +121,35 @@ impl StateContext {
     /// The stores selected by `--store` / `--agent` / `--all-agents`.
     pub fn targets(&self) -> Result<Vec<StoreTarget>, TargetError> {
         resolve_targets(&self.layout, &self.config, &self.env, &self.options.targets)
+    }
+
+    /// Checks that what a reader of `targets` was pointed at exists: an explicit `--store`
+    /// or `--state-dir` that does not is an error (exit 3); a state directory from
+    /// `OPENCLAW_STATE_DIR` or the default one that does not exist gives the warning to
+    /// print (the listing is then empty, as the gateway's).
+    pub fn check_present(&self, targets: &[StoreTarget]) -> Result<Option<String>, MissingState> {
+        if self.explicit_store() {
+            return match targets.iter().find(|t| !t.store_path.exists()) {
+                Some(t) => Err(MissingState::Store(t.store_path.clone())),
+                None => Ok(None),
+            };
+        }
+        let dir = &self.layout.state_dir;
+        if dir.is_dir() {
+            return Ok(None);
+        }
+        if self.options.state_dir.is_some() {
+            return Err(MissingState::StateDir(dir.clone()));
+        }
+        let source = if self.layout.state_dir_overridden {
+            "from OPENCLAW_STATE_DIR"
+        } else {
+            "give --state-dir DIR or set OPENCLAW_STATE_DIR"
+        };
+        Ok(Some(format!(
+            "no OpenClaw state directory at {} ({source})",
+            dir.display()
+        )))
     }
 
     /// Whether `--store` was given (the explicit offline repair path).

@@ -4,12 +4,14 @@
 use serde_json::{Map, Value};
 
 use crate::context::StateContext;
+use crate::human_format::{context_percent, format_k_tokens, format_time_ago};
 use crate::listing::{list_row, ListContext};
 use crate::session_key::{parse_agent_session_key, tool_kind};
 use crate::store::scan::StoreScan;
 use crate::store::StoreError;
 use crate::targets::StoreTarget;
 use crate::terminal_text::{escape_line, escape_path};
+use crate::text_table::{Cell, Layout, TextTable, Tone};
 
 /// The default `--limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -21,11 +23,23 @@ pub struct ListOptions {
     pub active_minutes: Option<u64>,
     /// `--limit N`; `None` for `all`.
     pub limit: Option<usize>,
-    /// `--kinds`: tool kinds to keep (empty = all).
+    /// `--kinds`: the kinds to keep (empty = all), in the words of the gateway's
+    /// `sessions_list` tool (main, hook, node, other, …) or of the Kind column (direct,
+    /// spawn-child, global, …); a row is kept when either of its kinds is named.
     pub kinds: Vec<String>,
 }
 
+/// The kinds of the gateway's `sessions_list` tool (`kinds` of its request).
 const KINDS: [&str; 6] = ["main", "group", "cron", "hook", "node", "other"];
+/// The kinds the table's Kind column (and `kind` of a row) prints (`classifySessionKind`).
+const ROW_KINDS: [&str; 6] = [
+    "direct",
+    "spawn-child",
+    "group",
+    "global",
+    "cron",
+    "unknown",
+];
 
 fn strict_positive(s: &str) -> Option<u64> {
     let t = s.trim();
@@ -64,10 +78,12 @@ impl ListOptions {
             if k.is_empty() {
                 continue;
             }
-            if !KINDS.contains(&k.as_str()) {
+            if !KINDS.contains(&k.as_str()) && !ROW_KINDS.contains(&k.as_str()) {
+                let mut all: Vec<&str> = KINDS.to_vec();
+                all.extend(ROW_KINDS.iter().filter(|k| !KINDS.contains(k)));
                 return Err(format!(
                     "--kinds: unknown kind {k:?} (expected: {})",
-                    KINDS.join(", ")
+                    all.join(", ")
                 ));
             }
             ks.push(k);
@@ -161,11 +177,12 @@ pub fn list_sessions(
                 let Some(entry) = scan.entry(ei) else {
                     continue;
                 };
-                if !opts
-                    .kinds
-                    .iter()
-                    .any(|k| k == list_kind(scan.key(ei), &entry, &key_ctx))
-                {
+                let key = scan.key(ei);
+                let (tool, row) = (
+                    list_kind(key, &entry, &key_ctx),
+                    crate::session_key::cli_row_kind(key, &entry),
+                );
+                if !opts.kinds.iter().any(|k| k == tool || k == row) {
                     continue;
                 }
                 entry.get("updatedAt").and_then(Value::as_f64)
@@ -301,25 +318,10 @@ pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> st
     w.write_all(out.as_bytes())
 }
 
-fn human_age(age_ms: Option<i64>) -> String {
-    let Some(ms) = age_ms else { return "-".into() };
-    let s = ms.unsigned_abs() / 1000;
-    let t = match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86400),
-    };
-    if ms < 0 {
-        format!("in {t}")
-    } else {
-        format!("{t} ago")
-    }
-}
-
 /// A readable table of the listing, for terminals; data escaped as one line per cell
-/// (`terminal_text`), so no key breaks the table.
-pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
+/// (`terminal_text`), so no key breaks the table; ages and token counts as the gateway
+/// writes them (`human_format`), coloured as its table is when `layout` says so.
+pub fn render_table(r: &ListResult, layout: &Layout) -> String {
     let aggregate = r.all_agents || r.targets.len() > 1;
     let mut s = String::new();
     if aggregate {
@@ -355,28 +357,50 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
         header.push("Agent");
     }
     header.extend(["Kind", "Key", "Age", "Model", "Tokens (ctx %)", "Flags"]);
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut table = TextTable::new(&header);
     for row in r.rows() {
         let row = &row;
         let mut cells = Vec::new();
         if aggregate {
-            cells.push(str_of(row, "agentId"));
+            cells.push(Cell::new(&str_of(row, "agentId"), Tone::AccentBright));
         }
-        cells.push(str_of(row, "kind"));
-        cells.push(str_of(row, "key"));
-        cells.push(human_age(row.get("ageMs").and_then(Value::as_i64)));
-        cells.push(str_of(row, "model"));
-        let ctx_tokens = row.get("contextTokens").and_then(Value::as_f64);
-        let tokens = match (row.get("totalTokens").and_then(Value::as_f64), ctx_tokens) {
-            (Some(t), Some(c)) if c > 0.0 => format!(
-                "{:.1}k/{:.0}k ({:.0}%)",
-                t / 1000.0,
-                c / 1000.0,
-                (t / c * 100.0).min(999.0)
-            ),
-            (Some(t), _) => format!("{:.1}k/? (?%)", t / 1000.0),
-            (None, Some(c)) => format!("unknown/{:.0}k (?%)", c / 1000.0),
-            (None, None) => "unknown/? (?%)".into(),
+        let kind = str_of(row, "kind");
+        let kind_tone = match kind.as_str() {
+            "group" => Tone::AccentBright,
+            "global" => Tone::Warn,
+            "direct" => Tone::Accent,
+            _ => Tone::Muted,
+        };
+        cells.push(Cell::new(&kind, kind_tone));
+        cells.push(Cell::new(&str_of(row, "key"), Tone::Accent));
+        let age = match row.get("ageMs").and_then(Value::as_f64) {
+            Some(ms) => format_time_ago(ms),
+            None => "unknown".into(),
+        };
+        cells.push(Cell::new(&age, Tone::Muted));
+        cells.push(Cell::new(&str_of(row, "model"), Tone::Info));
+        let ctx_tokens = row
+            .get("contextTokens")
+            .and_then(Value::as_f64)
+            .filter(|&c| c != 0.0);
+        let ctx_label = ctx_tokens.map_or("?".into(), format_k_tokens);
+        let tokens = match row.get("totalTokens").and_then(Value::as_f64) {
+            Some(t) => {
+                let pct = ctx_tokens.and_then(|c| context_percent(t, c));
+                let tone = match pct {
+                    Some(p) if p >= 95.0 => Tone::Error,
+                    Some(p) if p >= 80.0 => Tone::Warn,
+                    Some(p) if p >= 60.0 => Tone::Success,
+                    Some(_) => Tone::Muted,
+                    None => Tone::Plain,
+                };
+                let pct = pct.map_or("?".into(), |p| p.to_string());
+                Cell::new(
+                    &format!("{}/{ctx_label} ({pct}%)", format_k_tokens(t)),
+                    tone,
+                )
+            }
+            None => Cell::new(&format!("unknown/{ctx_label} (?%)"), Tone::Muted),
         };
         cells.push(tokens);
         let mut flags = Vec::new();
@@ -398,34 +422,9 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
         if let Some(id) = row.get("sessionId").and_then(Value::as_str) {
             flags.push(format!("id:{id}"));
         }
-        cells.push(flags.join(" "));
-        rows.push(
-            cells
-                .into_iter()
-                .map(|c| escape_line(&c).into_owned())
-                .collect(),
-        );
+        cells.push(Cell::new(&flags.join(" "), Tone::Muted));
+        table.push(cells);
     }
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for cells in &rows {
-        for (i, c) in cells.iter().enumerate() {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let mut line = |cells: Vec<&str>| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            l.push_str(c);
-            if i + 1 < cells.len() {
-                l.push_str(&" ".repeat(widths[i] - c.chars().count() + 2));
-            }
-        }
-        s.push_str(l.trim_end());
-        s.push('\n');
-    };
-    line(header.clone());
-    for cells in &rows {
-        line(cells.iter().map(String::as_str).collect());
-    }
+    s.push_str(&table.render(layout));
     s
 }

@@ -206,26 +206,7 @@ pub struct ActionRow {
     pub entry: Map<String, Value>,
 }
 
-/// `formatTimeAgo(ms)` with its suffix: `just now`, `5m ago`, `3h ago`, `2d ago`.
-pub fn format_time_ago(ms: f64) -> String {
-    if !ms.is_finite() || ms < 0.0 {
-        return "unknown".into();
-    }
-    let js_round = |v: f64| (v + 0.5).floor();
-    let seconds = js_round(ms / 1000.0);
-    let minutes = js_round(seconds / 60.0);
-    if minutes < 1.0 {
-        return "just now".into();
-    }
-    if minutes < 60.0 {
-        return format!("{minutes}m ago");
-    }
-    let hours = js_round(minutes / 60.0);
-    if hours < 48.0 {
-        return format!("{hours}h ago");
-    }
-    format!("{}d ago", js_round(hours / 24.0))
-}
+pub use crate::human_format::format_time_ago;
 
 fn pad(s: &str, width: usize) -> String {
     let n = s.encode_utf16().count();
