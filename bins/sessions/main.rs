@@ -179,7 +179,9 @@ struct CleanupArgs {
     /// Never prune, cap, evict or retire this session key.
     #[arg(long, value_name = "KEY")]
     active_key: Option<String>,
-    /// Log every file archived or removed (stderr) and print the per-key action table.
+    /// Log every file archived or removed (stderr) and print the per-key action table
+    /// (with --ndjson, one row per entry and file changed before each store's summary, as
+    /// --dry-run --ndjson prints what it would change).
     #[arg(long, short = 'v')]
     verbose: bool,
     #[command(flatten)]
@@ -831,6 +833,8 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                 |_| {}
             }),
         want_rows: mode == OutputMode::Text && (a.dry_run || a.verbose),
+        // NDJSON: the plan's rows before each summary (what it would do, or did).
+        want_plan: mode == OutputMode::Ndjson && (a.dry_run || a.verbose),
     };
     let verbose = a.verbose;
     let run = maintenance::run_cleanup(ctx, &opts).or_fail()?;
@@ -874,8 +878,12 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
         OutputMode::Ndjson => {
             let mut s = String::new();
             for o in &run.stores {
-                s.push_str(&clawstate::jsjson::to_string_compact(&o.summary.to_json()));
-                s.push('\n');
+                let rows = o.entry_changes.iter().map(|e| e.to_json());
+                let files = o.file_changes.iter().map(|f| f.to_json());
+                for row in rows.chain(files).chain([o.summary.to_json()]) {
+                    s.push_str(&clawstate::jsjson::to_string_compact(&row));
+                    s.push('\n');
+                }
             }
             out(&s)?
         }
