@@ -73,11 +73,21 @@ struct ListArgs {
     /// Only these kinds (comma-separated): main, group, cron, hook, node, other.
     #[arg(long, value_name = "KINDS", value_delimiter = ',')]
     kinds: Vec<String>,
+    /// Only sessions not updated for at least DURATION (`7d`, `12h`; a bare number is days).
+    #[arg(long, value_name = "DURATION")]
+    older_than: Option<String>,
+    /// Row order before --limit: updated (newest first, the default), size (largest
+    /// transcript first) or tokens (most totalTokens first).
+    #[arg(long, value_name = "ORDER")]
+    sort: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List sessions, newest first (the envelope of `openclaw sessions --json`).
+    ///
+    /// --json rows are the gateway's; the table and --ndjson rows add the transcript's
+    /// path and size (`transcriptPath`, `transcriptBytes`).
     List(ListArgs),
     /// Show one entry (by session key or sessionId) and its transcript path.
     Show {
@@ -207,6 +217,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 active: None,
                 limit: None,
                 kinds: Vec::new(),
+                older_than: None,
+                sort: None,
             },
         ),
         Some(Command::List(a)) => list(&ctx, mode, a),
@@ -277,6 +289,7 @@ fn print_warning(w: Option<String>) {
 
 fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure> {
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
+        .and_then(|o| o.with_selection(a.older_than.as_deref(), a.sort.as_deref()))
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
     let result = listing::list_sessions(ctx, &targets, &opts).or_fail()?;

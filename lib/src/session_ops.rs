@@ -101,7 +101,11 @@ pub fn target_for_key(ctx: &StateContext, request: &str) -> Result<StoreTarget, 
         return Err(OpsError::NeedsOneStore);
     }
     if sel.store.is_some() || sel.agent.is_some() {
-        return Ok(ctx.targets()?.remove(0));
+        let mut t = ctx.targets()?;
+        if t.len() != 1 {
+            return Err(OpsError::NeedsOneStore);
+        }
+        return Ok(t.remove(0));
     }
     let canonical = resolve_store_key(request, &ctx.key_context());
     let agent = parse_agent_session_key(&canonical)
