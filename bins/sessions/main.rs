@@ -497,15 +497,26 @@ fn patch_cmd(
                 &Value::Object(r.after),
             )));
             t.push('\n');
+            if w.dry_run {
+                t.push_str(&clawstate::store::save_diff::render_text(
+                    &r.changes, &r.key,
+                ));
+            }
             out(&t)
         }
-        _ => print_json(&json!({
-            "key": r.key,
-            "storePath": r.target.store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "written": r.written,
-            "entry": Value::Object(r.after),
-        })),
+        _ => {
+            let mut doc = json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "written": r.written,
+                "entry": Value::Object(r.after),
+            });
+            if w.dry_run {
+                doc["changes"] = Value::Array(r.changes.iter().map(|c| c.to_json()).collect());
+            }
+            print_json(&doc)
+        }
     }
 }
 
