@@ -139,6 +139,19 @@ enum Command {
         #[command(flatten)]
         write: WriteArgs,
     },
+    /// Undo an archive: rename a .deleted.<ts> / .reset.<ts> transcript back and, when
+    /// the store has no entry for its session, add one (--key KEY; an archive does not
+    /// record its key). A KEY of the store restores the newest archive of its session
+    /// when its transcript is missing. Try --dry-run first.
+    Restore {
+        /// An archive (a path, or a name in the sessions directory), or a session key.
+        target: String,
+        /// The key of the entry to add when the store has none for the archive's session.
+        #[arg(long, value_name = "KEY")]
+        key: Option<String>,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
     /// Whether a session is still fresh under the config's reset policy.
     Resolve {
         /// Session key or sessionId.
@@ -259,6 +272,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ));
             }
             delete(&ctx, mode, &keys, write.options())
+        }
+        Some(Command::Restore { target, key, write }) => {
+            restore(&ctx, mode, &target, key.as_deref(), write.options())
         }
         Some(Command::Resolve { key }) => resolve(&ctx, mode, &key),
         Some(Command::Policy {
@@ -737,6 +753,56 @@ fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(),
                 t.push_str("nothing to relocate\n");
             }
             out(&t)
+        }
+    }
+}
+
+fn restore(
+    ctx: &StateContext,
+    mode: OutputMode,
+    target: &str,
+    key: Option<&str>,
+    w: WriteOptions,
+) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let r = clawstate::session_restore::restore(ctx, target, key, w).or_fail()?;
+    match mode {
+        OutputMode::Text => {
+            let would = if w.dry_run { "would " } else { "" };
+            let mut t = text_line(&format!(
+                "{would}restore {} -> {}",
+                r.archive.display(),
+                r.restored.display()
+            ));
+            t.push_str(&text_line(&match &r.added_entry {
+                Some(_) => format!("{would}add entry {} (session {})", r.key, r.session_id),
+                None => format!("entry {} already holds session {}", r.key, r.session_id),
+            }));
+            out(&t)
+        }
+        _ => {
+            let doc = json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "archive": r.archive.to_string_lossy(),
+                "restored": r.restored.to_string_lossy(),
+                "reason": r.reason.as_str(),
+                "sessionId": r.session_id,
+                "entryAdded": r.added_entry.map(Value::Object),
+                "written": r.written,
+            });
+            if mode == OutputMode::Ndjson {
+                let mut line = clawstate::jsjson::to_string_compact(&doc);
+                line.push('\n');
+                out(&line)
+            } else {
+                print_json(&doc)
+            }
         }
     }
 }
