@@ -3,6 +3,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/findings_cli.rs"]
+mod findings_cli;
 
 use std::io::{IsTerminal, Read};
 
@@ -181,6 +183,18 @@ enum Command {
     /// the write leaves a store that references no archived file; the next run finishes
     /// the journal's renames.
     Cleanup(CleanupArgs),
+    /// One health check of the state directory, read only: the store (parse, drift from
+    /// what the next save writes), transcripts and write locks (`claw-transcript check
+    /// --all`), the store lock, the journals of an interrupted cleanup, the disk budget
+    /// against the config, the state database (integrity, schema, planted objects,
+    /// signal tables) and a live gateway. Progress on stderr at a terminal.
+    ///
+    /// Exit 0 healthy (information only), 1 warnings, 65 errors (damaged), counting the
+    /// findings reported (--severity).
+    Doctor {
+        #[command(flatten)]
+        report: findings_cli::FindingArgs,
+    },
 }
 
 /// Options of `cleanup` (the same names and meaning as `openclaw sessions cleanup`).
@@ -283,6 +297,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             chat_type,
         }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
         Some(Command::Cleanup(a)) => cleanup(&ctx, mode, &a),
+        Some(Command::Doctor { report }) => doctor(&ctx, mode, &report),
     }
 }
 
@@ -903,6 +918,50 @@ fn describe(d: clawstate::send_policy::DecidedBy) -> String {
         DenyRule(i) => format!("session.sendPolicy.rules[{i}] (deny)"),
         AllowRule(i) => format!("session.sendPolicy.rules[{i}] (allow)"),
         Default => "session.sendPolicy.default".into(),
+    }
+}
+
+fn doctor(
+    ctx: &StateContext,
+    mode: OutputMode,
+    a: &findings_cli::FindingArgs,
+) -> Result<(), Failure> {
+    use clawstate::finding_report;
+    let min = a.min()?;
+    let report = {
+        let mut progress = findings_cli::TerminalProgress::new(PROG);
+        clawstate::doctor::run(ctx, &mut |section, done, total| {
+            progress.update(section, done, total)
+        })
+    };
+    let findings = finding_report::at_least(report.findings, min);
+    let (errors, warnings, infos) = finding_report::counts(&findings);
+    let code = finding_report::exit_code(&findings);
+    let mut head = Map::new();
+    head.insert("healthy".into(), json!(code == exit::OK));
+    head.insert("stores".into(), json!(report.stores));
+    head.insert("transcripts".into(), json!(report.transcripts));
+    head.insert("errors".into(), json!(errors));
+    head.insert("warnings".into(), json!(warnings));
+    head.insert("infos".into(), json!(infos));
+    findings_cli::print_findings(
+        PROG,
+        mode,
+        &findings,
+        a.summary,
+        head,
+        &format!(
+            "doctor: {} store(s), {} transcript(s): {errors} error(s), {warnings} warning(s), {infos} info",
+            report.stores, report.transcripts
+        ),
+    )?;
+    match code {
+        exit::OK => Ok(()),
+        exit::DATA_ERR => Err(Failure::new(
+            code,
+            format!("{errors} error-level finding(s): damaged"),
+        )),
+        _ => Err(Failure::new(code, format!("{warnings} warning(s)"))),
     }
 }
 
