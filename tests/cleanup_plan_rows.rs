@@ -205,3 +205,37 @@ fn a_capped_entry_row_names_its_rule() {
     assert_eq!(rows[1]["action"], "archive");
     assert_eq!(rows.len(), 3, "{rows:?}");
 }
+
+#[test]
+fn a_budget_eviction_is_an_entry_row_and_its_files_are_disk_budget_rows() {
+    let f = Fixture::new(
+        json!({
+            "agent:main:a": {"sessionId": "s1", "updatedAt": NOW - 3 * HOUR},
+            "agent:main:b": {"sessionId": "s2", "updatedAt": NOW - HOUR},
+        }),
+        Some(r#"{session: {maintenance: {maxDiskBytes: 3000, highWaterBytes: 2500}}}"#),
+    );
+    let big = TRANSCRIPT.repeat(20);
+    f.file("s1.jsonl", &big, 3 * HOUR);
+    f.file("s2.jsonl", &big, HOUR);
+    let rows = f.rows(&["cleanup", "--dry-run", "--ndjson"]);
+    let entry = rows
+        .iter()
+        .find(|r| r["action"] == "budget")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(entry["key"], "agent:main:a");
+    assert_eq!(entry["bytes"], big.len());
+    let file = rows
+        .iter()
+        .find(|r| r["rule"] == "diskBudget")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(file["action"], "remove");
+    assert_eq!(file["path"], real(&f.sessions.join("s1.jsonl")));
+    assert_eq!(file["bytes"], big.len());
+    let summary = rows.last().unwrap();
+    assert_eq!(summary["diskBudget"]["removedEntries"], 1, "{summary}");
+    // The run does what the plan said, row for row.
+    let done = f.rows(&["cleanup", "--enforce", "-v", "--ndjson"]);
+    assert_eq!(done[..done.len() - 1], rows[..rows.len() - 1]);
+    assert!(!f.sessions.join("s1.jsonl").exists());
+}
