@@ -2,6 +2,7 @@
 //! an OpenClaw session store (`sessions.json`), offline.
 
 use clawstate_cli as common;
+use clawstate_cli::findings_cli;
 
 use std::io::{IsTerminal, Read};
 
@@ -93,6 +94,13 @@ struct ListArgs {
     /// Accepted for `openclaw sessions --verbose`; the listing is the same.
     #[arg(long, hide = true)]
     verbose: bool,
+    /// Only sessions not updated for at least DURATION (`7d`, `12h`; a bare number is days).
+    #[arg(long, value_name = "DURATION")]
+    older_than: Option<String>,
+    /// Row order before --limit: updated (newest first, the default), size (largest
+    /// transcript first) or tokens (most totalTokens first).
+    #[arg(long, value_name = "ORDER")]
+    sort: Option<String>,
 }
 
 impl ListArgs {
@@ -103,6 +111,8 @@ impl ListArgs {
             || !self.kinds.is_empty()
             || self.verbose
             || self.live
+            || self.older_than.is_some()
+            || self.sort.is_some()
     }
 
     /// These options, with `outer`'s (given before `list`) where these have none.
@@ -117,6 +127,8 @@ impl ListArgs {
             },
             verbose: self.verbose || outer.verbose,
             live: self.live || outer.live,
+            older_than: self.older_than.or(outer.older_than),
+            sort: self.sort.or(outer.sort),
         }
     }
 }
@@ -124,6 +136,9 @@ impl ListArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List sessions, newest first (the envelope of `openclaw sessions --json`).
+    ///
+    /// --json rows are the gateway's; the table and --ndjson rows add the transcript's
+    /// path and size (`transcriptPath`, `transcriptBytes`).
     List(ListArgs),
     /// Show one entry (by session key or sessionId) and its transcript path.
     Show {
@@ -175,6 +190,19 @@ enum Command {
         #[command(flatten)]
         write: WriteArgs,
     },
+    /// Undo an archive: rename a .deleted.<ts> / .reset.<ts> transcript back and, when
+    /// the store has no entry for its session, add one (--key KEY; an archive does not
+    /// record its key). A KEY of the store restores the newest archive of its session
+    /// when its transcript is missing. Try --dry-run first.
+    Restore {
+        /// An archive (a path, or a name in the sessions directory), or a session key.
+        target: String,
+        /// The key of the entry to add when the store has none for the archive's session.
+        #[arg(long, value_name = "KEY")]
+        key: Option<String>,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
     /// Whether a session is still fresh under the config's reset policy.
     Resolve {
         /// Session key or sessionId.
@@ -204,6 +232,18 @@ enum Command {
     /// the write leaves a store that references no archived file; the next run finishes
     /// the journal's renames.
     Cleanup(CleanupArgs),
+    /// One health check of the state directory, read only: the store (parse, drift from
+    /// what the next save writes), transcripts and write locks (`claw-transcript check
+    /// --all`), the store lock, the journals of an interrupted cleanup, the disk budget
+    /// against the config, the state database (integrity, schema, planted objects,
+    /// signal tables) and a live gateway. Progress on stderr at a terminal.
+    ///
+    /// Exit 0 healthy (information only), 1 warnings, 65 errors (damaged), counting the
+    /// findings reported (--severity).
+    Doctor {
+        #[command(flatten)]
+        report: findings_cli::FindingArgs,
+    },
 }
 
 /// Options of `cleanup` (the same names and meaning as `openclaw sessions cleanup`).
@@ -225,7 +265,9 @@ struct CleanupArgs {
     /// Never prune, cap, evict or retire this session key.
     #[arg(long, value_name = "KEY")]
     active_key: Option<String>,
-    /// Log every file archived or removed (stderr) and print the per-key action table.
+    /// Log every file archived or removed (stderr) and print the per-key action table
+    /// (with --ndjson, one row per entry and file changed before each store's summary, as
+    /// --dry-run --ndjson prints what it would change).
     #[arg(long, short = 'v')]
     verbose: bool,
     #[command(flatten)]
@@ -290,6 +332,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             delete(&ctx, mode, &keys, write.options())
         }
+        Some(Command::Restore { target, key, write }) => {
+            restore(&ctx, mode, &target, key.as_deref(), write.options())
+        }
         Some(Command::Resolve { key }) => resolve(&ctx, mode, &key),
         Some(Command::Policy {
             key,
@@ -297,6 +342,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             chat_type,
         }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
         Some(Command::Cleanup(a)) => cleanup(&ctx, mode, &a),
+        Some(Command::Doctor { report }) => doctor(&ctx, mode, &report),
     }
 }
 
@@ -363,6 +409,7 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
         );
     }
     let opts = ListOptions::parse(a.active.as_deref(), a.limit.as_deref(), &a.kinds)
+        .and_then(|o| o.with_selection(a.older_than.as_deref(), a.sort.as_deref()))
         .map_err(|m| Failure::new(exit::USAGE, m))?;
     let targets = ctx.targets().or_fail()?;
     print_warning(ctx.check_present(&targets).or_fail()?);
@@ -582,18 +629,26 @@ fn patch_cmd(
                 &Value::Object(r.after),
             )));
             t.push('\n');
+            if w.dry_run {
+                t.push_str(&clawstate::store::save_diff::render_text(
+                    &r.changes, &r.key,
+                ));
+            }
             out(&t)
         }
-        _ => print_data(
-            mode,
-            &json!({
+        _ => {
+            let mut doc = json!({
                 "key": r.key,
                 "storePath": r.target.store_path.to_string_lossy(),
                 "dryRun": w.dry_run,
                 "written": r.written,
                 "entry": Value::Object(r.after),
-            }),
-        ),
+            });
+            if w.dry_run {
+                doc["changes"] = Value::Array(r.changes.iter().map(|c| c.to_json()).collect());
+            }
+            print_data(mode, &doc)
+        }
     }
 }
 
@@ -857,6 +912,56 @@ fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(),
     }
 }
 
+fn restore(
+    ctx: &StateContext,
+    mode: OutputMode,
+    target: &str,
+    key: Option<&str>,
+    w: WriteOptions,
+) -> Result<(), Failure> {
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let r = clawstate::session_restore::restore(ctx, target, key, w).or_fail()?;
+    match mode {
+        OutputMode::Text => {
+            let would = if w.dry_run { "would " } else { "" };
+            let mut t = text_line(&format!(
+                "{would}restore {} -> {}",
+                r.archive.display(),
+                r.restored.display()
+            ));
+            t.push_str(&text_line(&match &r.added_entry {
+                Some(_) => format!("{would}add entry {} (session {})", r.key, r.session_id),
+                None => format!("entry {} already holds session {}", r.key, r.session_id),
+            }));
+            out(&t)
+        }
+        _ => {
+            let doc = json!({
+                "key": r.key,
+                "storePath": r.target.store_path.to_string_lossy(),
+                "dryRun": w.dry_run,
+                "archive": r.archive.to_string_lossy(),
+                "restored": r.restored.to_string_lossy(),
+                "reason": r.reason.as_str(),
+                "sessionId": r.session_id,
+                "entryAdded": r.added_entry.map(Value::Object),
+                "written": r.written,
+            });
+            if mode == OutputMode::Ndjson {
+                let mut line = clawstate::jsjson::to_string_compact(&doc);
+                line.push('\n');
+                out(&line)
+            } else {
+                print_json(&doc)
+            }
+        }
+    }
+}
+
 fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let r = session_ops::resolve(ctx, key).or_fail()?;
     let f = &r.freshness;
@@ -959,6 +1064,50 @@ fn describe(d: clawstate::send_policy::DecidedBy) -> String {
     }
 }
 
+fn doctor(
+    ctx: &StateContext,
+    mode: OutputMode,
+    a: &findings_cli::FindingArgs,
+) -> Result<(), Failure> {
+    use clawstate::finding_report;
+    let min = a.min()?;
+    let report = {
+        let mut progress = findings_cli::TerminalProgress::new(PROG);
+        clawstate::doctor::run(ctx, &mut |section, done, total| {
+            progress.update(section, done, total)
+        })
+    };
+    let findings = finding_report::at_least(report.findings, min);
+    let (errors, warnings, infos) = finding_report::counts(&findings);
+    let code = finding_report::exit_code(&findings);
+    let mut head = Map::new();
+    head.insert("healthy".into(), json!(code == exit::OK));
+    head.insert("stores".into(), json!(report.stores));
+    head.insert("transcripts".into(), json!(report.transcripts));
+    head.insert("errors".into(), json!(errors));
+    head.insert("warnings".into(), json!(warnings));
+    head.insert("infos".into(), json!(infos));
+    findings_cli::print_findings(
+        PROG,
+        mode,
+        &findings,
+        a.summary,
+        head,
+        &format!(
+            "doctor: {} store(s), {} transcript(s): {errors} error(s), {warnings} warning(s), {infos} info",
+            report.stores, report.transcripts
+        ),
+    )?;
+    match code {
+        exit::OK => Ok(()),
+        exit::DATA_ERR => Err(Failure::new(
+            code,
+            format!("{errors} error-level finding(s): damaged"),
+        )),
+        _ => Err(Failure::new(code, format!("{warnings} warning(s)"))),
+    }
+}
+
 fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), Failure> {
     use clawstate::maintenance::{self, files::FileEvent, report};
     if let Some(d) = delegation::route(ctx, a.dry_run) {
@@ -989,6 +1138,8 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                 |_| {}
             }),
         want_rows: mode == OutputMode::Text && (a.dry_run || a.verbose),
+        // NDJSON: the plan's rows before each summary (what it would do, or did).
+        want_plan: mode == OutputMode::Ndjson && (a.dry_run || a.verbose),
     };
     let verbose = a.verbose;
     let run = maintenance::run_cleanup(ctx, &opts).or_fail()?;
@@ -1032,8 +1183,12 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
         OutputMode::Ndjson => {
             let mut s = String::new();
             for o in &run.stores {
-                s.push_str(&clawstate::jsjson::to_string_compact(&o.summary.to_json()));
-                s.push('\n');
+                let rows = o.entry_changes.iter().map(|e| e.to_json());
+                let files = o.file_changes.iter().map(|f| f.to_json());
+                for row in rows.chain(files).chain([o.summary.to_json()]) {
+                    s.push_str(&clawstate::jsjson::to_string_compact(&row));
+                    s.push('\n');
+                }
             }
             out(&s)?
         }

@@ -2,6 +2,7 @@
 //! (`<sessionId>.jsonl`) offline, exactly as the gateway reads and writes them.
 
 use clawstate_cli as common;
+use clawstate_cli::findings_cli;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,14 +11,17 @@ use clap::{Args, Parser, Subcommand};
 use clawstate::context::StateContext;
 use clawstate::data_file::DataPath;
 use clawstate::exit;
+use clawstate::finding_report;
 use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
+use clawstate::transcript::check_all;
 use clawstate::transcript::{
     self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
     tree,
 };
 use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
-use common::{note, out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use findings_cli::{print_findings, FindingArgs, TerminalProgress};
 use serde_json::{json, Map, Value};
 
 const PROG: &str = "claw-transcript";
@@ -148,9 +152,12 @@ enum Command {
     Check {
         /// Session keys, sessionIds or paths.
         sessions: Vec<String>,
-        /// Every transcript of the agent(s), cross-checked with the store and lock files.
+        /// Every transcript of the agent(s), cross-checked with the store and lock files
+        /// (progress on stderr at a terminal).
         #[arg(long)]
         all: bool,
+        #[command(flatten)]
+        report: FindingArgs,
     },
     /// The gateway's repair pass (and header recovery), atomically under the write lock.
     Repair {
@@ -250,7 +257,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             api,
         } => context_cmd(&ctx, mode, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
-        Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
+        Command::Check {
+            sessions,
+            all,
+            report,
+        } => check_cmd(&ctx, mode, &sessions, all, &report),
         Command::Repair {
             session,
             trim_torn_tail,
@@ -809,240 +820,63 @@ fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Fail
     })
 }
 
-/// The finding for a transcript that could not be read at all.
-fn unreadable(path: &Path, e: &reader::ReadError) -> check::Finding {
-    check::Finding {
-        path: path.to_path_buf(),
-        line: None,
-        severity: check::Severity::Error,
-        code: "unreadable-transcript",
-        message: e.to_string(),
-    }
-}
-
 fn check_cmd(
     ctx: &StateContext,
     mode: OutputMode,
     sessions: &[String],
     all: bool,
+    report: &FindingArgs,
 ) -> Result<(), Failure> {
     if sessions.is_empty() && !all {
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
+    let min = report.min()?;
     let mut findings: Vec<check::Finding> = Vec::new();
     let mut files = 0usize;
     // While the gateway is live, an entry without its transcript is a session it has just
     // created: it commits the store first and writes the transcript with the first reply.
     let live = std::cell::OnceCell::new();
     let live = || live.get_or_init(|| ctx.live_gateway()).clone();
-    let not_written_yet =
-        |path: &Path, key: &str, owner: &clawstate::live_gateway::GatewayOwner| {
-            check::Finding {
-            path: path.to_path_buf(),
-            line: None,
-            severity: check::Severity::Info,
-            code: "transcript-not-written-yet",
-            message: format!(
-                "entry {key:?}: no transcript yet; the gateway is live ({owner}) and writes it with the session's first reply"
-            ),
-        }
-        };
     for arg in sessions {
         let s = resolve(ctx, arg)?;
         match check::check_file(&s.file) {
             Ok(r) => findings.extend(r.findings),
             Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
                 (Some(key), Some(owner)) => {
-                    findings.push(not_written_yet(s.file.path(), key, &owner));
+                    findings.push(check_all::not_written_yet(s.file.path(), key, &owner));
                     continue;
                 }
                 _ => return Err(Failure::from_error(PROG, &e)),
             },
-            Err(e) => findings.push(unreadable(s.file.path(), &e)),
+            Err(e) => findings.push(check_all::unreadable(s.file.path(), &e)),
         }
         files += 1;
     }
     if all {
-        let settings = lock_settings(ctx);
+        let mut progress = TerminalProgress::new(PROG);
         for target in ctx.targets().or_fail()? {
-            let store =
-                clawstate::store::SessionStore::load(&target.store_path, Default::default())
-                    .or_fail()?;
-            let resolver = clawstate::session_ops::resolver_for(ctx, &target);
-            let dir = resolver.sessions_dir().to_path_buf();
-            let mut referenced: Vec<clawstate::data_file::DataPath> = Vec::new();
-            let finding = |path: &Path, severity, code, message: String| check::Finding {
-                path: path.to_path_buf(),
-                line: None,
-                severity,
-                code,
-                message,
-            };
-            for (key, entry) in store.entries() {
-                let id = entry.get("sessionId").and_then(Value::as_str);
-                let file = entry.get("sessionFile").and_then(Value::as_str);
-                let resolved = resolver.resolve(id, file);
-                if let Some(f) = resolved.as_ref().ok().and_then(|p| resolver.foreign(p)) {
-                    findings.push(finding(
-                        &target.store_path,
-                        check::Severity::Warning,
-                        "foreign-session-file",
-                        format!(
-                            "entry {key:?}: its transcript {} lies outside this state dir (the gateway reads and appends there); `claw-sessions relocate` points it at {}",
-                            f.file.display(),
-                            f.here.display()
-                        ),
-                    ));
-                }
-                match resolved {
-                    Ok(p) => match p.check() {
-                        Ok(true) => referenced.push(p),
-                        Ok(false) if id.is_some() => findings.push(match live() {
-                            Some(owner) => not_written_yet(p.path(), key, &owner),
-                            None => finding(
-                                &target.store_path,
-                                check::Severity::Warning,
-                                "entry-without-transcript",
-                                format!(
-                                    "entry {key:?}: transcript {} does not exist",
-                                    p.path().display()
-                                ),
-                            ),
-                        }),
-                        Ok(false) => {}
-                        // A link on the way, a FIFO in its place: never followed or read.
-                        Err(e) => findings.push(finding(
-                            &target.store_path,
-                            check::Severity::Error,
-                            "entry-transcript-path",
-                            format!("entry {key:?}: {e}"),
-                        )),
-                    },
-                    Err(e) => findings.push(finding(
-                        &target.store_path,
-                        check::Severity::Error,
-                        "entry-transcript-path",
-                        format!("entry {key:?}: {e}"),
-                    )),
-                }
-            }
-            referenced.sort();
-            referenced.dedup();
-            let mut names: Vec<PathBuf> = Vec::new();
-            let mut others: Vec<(PathBuf, &str)> = Vec::new();
-            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                if !clawstate::artifact::is_primary_transcript(&e.file_name().to_string_lossy()) {
-                    continue;
-                }
-                match e.file_type() {
-                    Ok(t) if t.is_file() => names.push(e.path()),
-                    Ok(t) if t.is_symlink() => others.push((e.path(), "a symbolic link")),
-                    Ok(t) if t.is_dir() => others.push((e.path(), "a directory")),
-                    Ok(_) => others.push((e.path(), "not a regular file")),
-                    Err(_) => {}
-                }
-            }
-            names.sort();
-            others.sort();
-            // What the gateway may follow or block on, clawstate never reads: say so.
-            for (p, what) in others {
-                findings.push(finding(
-                    &p,
-                    check::Severity::Warning,
-                    "transcript-not-regular",
-                    format!("{what}, not a regular file: never followed or read by clawstate"),
-                ));
-            }
-            let referenced_paths: Vec<&Path> = referenced.iter().map(|p| p.path()).collect();
-            for p in names {
-                let real = std::fs::canonicalize(&p).unwrap_or(p.clone());
-                if !referenced_paths.contains(&real.as_path()) {
-                    findings.push(finding(
-                        &p,
-                        check::Severity::Info,
-                        "transcript-without-entry",
-                        "no store entry refers to this transcript".into(),
-                    ));
-                }
-            }
-            // One unreadable transcript is a finding; the others are still checked.
-            for p in &referenced {
-                match check::check_file(p) {
-                    Ok(r) => findings.extend(r.findings),
-                    Err(e) => findings.push(unreadable(p.path(), &e)),
-                }
-                files += 1;
-            }
-            for lock in locks::lock_files_in(&dir).or_fail_io(&dir)? {
-                let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
-                if i.in_use {
-                    // Held by a live process that has it open: never advice to remove it;
-                    // worth a warning only when it has been held past staleMs.
-                    let too_old = i.stale_reasons.contains(&write_lock::StaleReason::TooOld);
-                    findings.push(finding(
-                        &lock,
-                        if too_old {
-                            check::Severity::Warning
-                        } else {
-                            check::Severity::Info
-                        },
-                        "lock-in-use",
-                        locks::in_use_text(&i),
-                    ));
-                } else if i.is_stale() {
-                    findings.push(finding(
-                        &lock,
-                        check::Severity::Warning,
-                        "stale-lock",
-                        format!(
-                            "stale ({}), {}",
-                            i.reasons_string(),
-                            if i.removable {
-                                "removable with `lock break`"
-                            } else {
-                                "kept: its holder looks alive"
-                            }
-                        ),
-                    ));
-                }
-            }
+            let c = check_all::check_store(ctx, &target, &mut |done, total| {
+                progress.update("transcripts", done, total)
+            })
+            .or_fail()?;
+            findings.extend(c.findings);
+            files += c.files;
         }
     }
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == check::Severity::Error)
-        .count();
-    let warnings = findings
-        .iter()
-        .filter(|f| f.severity == check::Severity::Warning)
-        .count();
-    match mode {
-        OutputMode::Json => print_json(&json!({
-            "files": files,
-            "errors": errors,
-            "warnings": warnings,
-            "findings": findings.iter().map(check::Finding::to_json).collect::<Vec<_>>(),
-        }))?,
-        OutputMode::Ndjson => {
-            let mut buf = String::new();
-            for f in &findings {
-                buf.push_str(&jsjson::to_string_compact(&f.to_json()));
-                buf.push('\n');
-            }
-            out(&buf)?;
-        }
-        OutputMode::Text => {
-            let mut buf = String::new();
-            for f in &findings {
-                buf.push_str(&finding_line(f));
-            }
-            common::out_styled(&buf)?;
-            note(
-                PROG,
-                &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
-            );
-        }
-    }
+    let findings = finding_report::at_least(findings, min);
+    let (errors, warnings, _) = finding_report::counts(&findings);
+    let mut head = Map::new();
+    head.insert("files".into(), json!(files));
+    head.insert("errors".into(), json!(errors));
+    head.insert("warnings".into(), json!(warnings));
+    print_findings(
+        PROG,
+        mode,
+        &findings,
+        report.summary,
+        head,
+        &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
+    )?;
     if errors > 0 {
         return Err(Failure::new(
             exit::DATA_ERR,
@@ -1050,33 +884,6 @@ fn check_cmd(
         ));
     }
     Ok(())
-}
-
-/// A finding as one escaped line, its severity coloured where stdout's colour is on
-/// (error red, warning yellow, info dim), as compilers show theirs.
-fn finding_line(f: &check::Finding) -> String {
-    use clawstate::text_table::Tone;
-    let line = text_line(&f.to_line());
-    let at = match f.line {
-        Some(l) => format!("{}:{l}", f.path.display()),
-        None => f.path.display().to_string(),
-    };
-    // The line is `<at>: <severity>: …`, escaped piecewise as a whole.
-    let split = escape_line(&at).len() + 2;
-    let sev = f.severity.as_str();
-    let tone = match f.severity {
-        check::Severity::Error => Tone::Error,
-        check::Severity::Warning => Tone::Warn,
-        check::Severity::Info => Tone::Muted,
-    };
-    match (line.get(..split), line.get(split..split + sev.len())) {
-        (Some(head), Some(s)) if s == sev => format!(
-            "{head}{}{}",
-            tone.paint(sev, common::stdout_colour()),
-            &line[split + sev.len()..]
-        ),
-        _ => line,
-    }
 }
 
 trait OrFailIo<T> {

@@ -18,6 +18,7 @@ use clawstate::terminal_text::{self, TerminalWriter};
 use clawstate::text_table::Layout;
 use serde_json::Value;
 
+pub mod findings_cli;
 pub mod signals;
 
 /// mimalloc: the tools allocate many small maps (one per entry); glibc malloc spends more
@@ -32,8 +33,8 @@ pub struct GlobalArgs {
     /// OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot).
     #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// Agent whose store to use (default: the configured default agent).
-    #[arg(long, global = true, value_name = "ID")]
+    /// Agent whose store to use (default: the configured default agent); several: ID,ID.
+    #[arg(long, global = true, value_name = "ID[,ID…]")]
     pub agent: Option<String>,
     /// Every configured agent's store.
     #[arg(long, global = true)]

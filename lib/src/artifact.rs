@@ -38,6 +38,19 @@ pub fn has_archive_suffix(name: &str, reason: ArchiveReason) -> bool {
     archive_suffix(name, reason).is_some_and(is_archive_timestamp_shape)
 }
 
+/// What a `.deleted.<ts>` or `.reset.<ts>` archive name was archived from: the original
+/// file name, the reason, and the archive time (epoch ms) when its timestamp parses.
+pub fn archived_from(name: &str) -> Option<(&str, ArchiveReason, Option<i64>)> {
+    [ArchiveReason::Deleted, ArchiveReason::Reset]
+        .into_iter()
+        .filter(|&r| has_archive_suffix(name, r))
+        .find_map(|r| {
+            let marker = format!(".{}.", r.as_str());
+            let original = &name[..name.rfind(&marker)?];
+            (!original.is_empty()).then(|| (original, r, archive_time(name, r)))
+        })
+}
+
 /// The archive time (epoch ms) in `name` for `reason`, when the timestamp parses.
 pub fn archive_time(name: &str, reason: ArchiveReason) -> Option<i64> {
     archive_suffix(name, reason)

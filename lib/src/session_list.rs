@@ -1,9 +1,15 @@
 //! The session listing of `openclaw sessions --json`: filters, order, limit and the
 //! envelope (`store.md` §4.11). Rows themselves come from [`crate::listing`].
+//!
+//! clawstate's own selection (`--older-than`, `--sort`) changes which rows the envelope
+//! holds and in which order, never a row: the `--json` rows stay the gateway's, field for
+//! field. The transcript's path and size (`transcriptPath`, `transcriptBytes`) are added
+//! to the NDJSON rows and the table only ([`ListResult::rows_with_transcripts`]).
 
 use serde_json::{Map, Value};
 
 use crate::context::StateContext;
+use crate::duration::{parse_duration_ms, DurationUnit};
 use crate::human_format::{context_percent, format_k_tokens, format_time_ago};
 use crate::listing::{list_row, ListContext};
 use crate::session_key::{parse_agent_session_key, tool_kind};
@@ -12,6 +18,7 @@ use crate::store::StoreError;
 use crate::targets::StoreTarget;
 use crate::terminal_text::{escape_line, escape_path};
 use crate::text_table::{Cell, Layout, TextTable, Tone};
+use crate::transcript_path::TranscriptResolver;
 
 /// The default `--limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -27,6 +34,37 @@ pub struct ListOptions {
     /// `sessions_list` tool (main, hook, node, other, …) or of the Kind column (direct,
     /// spawn-child, global, …); a row is kept when either of its kinds is named.
     pub kinds: Vec<String>,
+    /// `--older-than`: only entries whose `updatedAt` is at least this long ago (an entry
+    /// without `updatedAt` has no age and is left out).
+    pub older_than_ms: Option<u64>,
+    /// `--sort`: the order of the rows (before the limit).
+    pub sort: ListSort,
+}
+
+/// The order of a listing: largest first, ties in store order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ListSort {
+    /// Newest `updatedAt` first (the gateway's order).
+    #[default]
+    Updated,
+    /// Largest transcript first (entries without one last).
+    Size,
+    /// Most `totalTokens` first (entries without a count last).
+    Tokens,
+}
+
+impl ListSort {
+    /// Parses `--sort`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "updated" | "updatedat" | "age" => Ok(ListSort::Updated),
+            "size" | "bytes" => Ok(ListSort::Size),
+            "tokens" | "totaltokens" => Ok(ListSort::Tokens),
+            _ => Err(format!(
+                "--sort: unknown order {s:?} (expected: updated, size, tokens)"
+            )),
+        }
+    }
 }
 
 /// The kinds of the gateway's `sessions_list` tool (`kinds` of its request).
@@ -92,7 +130,28 @@ impl ListOptions {
             active_minutes,
             limit,
             kinds: ks,
+            older_than_ms: None,
+            sort: ListSort::Updated,
         })
+    }
+
+    /// Adds clawstate's own selection: `--older-than DURATION` (a bare number is days,
+    /// as the maintenance settings read it) and `--sort`.
+    pub fn with_selection(
+        mut self,
+        older_than: Option<&str>,
+        sort: Option<&str>,
+    ) -> Result<Self, String> {
+        if let Some(d) = older_than {
+            self.older_than_ms = Some(
+                parse_duration_ms(d, DurationUnit::Days)
+                    .map_err(|e| format!("--older-than: {e}"))?,
+            );
+        }
+        if let Some(s) = sort {
+            self.sort = ListSort::parse(s)?;
+        }
+        Ok(self)
     }
 }
 
@@ -115,6 +174,7 @@ pub struct ListResult {
     scans: Vec<StoreScan>,
     selected: Vec<(usize, usize)>,
     contexts: Vec<ListContext>,
+    resolvers: Vec<TranscriptResolver>,
     now_ms: i64,
 }
 
@@ -136,6 +196,46 @@ impl ListResult {
                 &self.contexts[si],
             ))
         })
+    }
+
+    /// [`ListResult::rows`] with each entry's transcript: `transcriptPath` (`null` when it
+    /// does not resolve) and `transcriptBytes` (`null` when no regular file is there).
+    pub fn rows_with_transcripts(&self) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        self.selected.iter().filter_map(move |&(si, ei)| {
+            let scan = &self.scans[si];
+            let entry = scan.entry(ei)?;
+            let (path, bytes) = transcript_of(&self.resolvers[si], &entry);
+            let mut row = list_row(scan.key(ei), &entry, self.now_ms, &self.contexts[si]);
+            row.insert(
+                "transcriptPath".into(),
+                path.map_or(Value::Null, |p| {
+                    Value::from(p.to_string_lossy().into_owned())
+                }),
+            );
+            row.insert(
+                "transcriptBytes".into(),
+                bytes.map_or(Value::Null, Value::from),
+            );
+            Some(row)
+        })
+    }
+}
+
+/// An entry's transcript and its size (links not followed; nothing is opened).
+fn transcript_of(
+    resolver: &TranscriptResolver,
+    entry: &Map<String, Value>,
+) -> (Option<std::path::PathBuf>, Option<u64>) {
+    let text = |k: &str| entry.get(k).and_then(Value::as_str);
+    match resolver.resolve(text("sessionId"), text("sessionFile")) {
+        Ok(p) => {
+            let size = match p.facts() {
+                Ok(Some(f)) if f.kind == rustix::fs::FileType::RegularFile => Some(f.size),
+                _ => None,
+            };
+            (Some(p.path().to_path_buf()), size)
+        }
+        Err(_) => (None, None),
     }
 }
 
@@ -164,11 +264,15 @@ pub fn list_sessions(
         warnings.extend(scan.warnings().iter().cloned());
         scans.push(scan);
     }
-    // Filter, order and cut on (updatedAt, position); rows are built only when printed.
+    let resolvers: Vec<TranscriptResolver> = targets
+        .iter()
+        .map(|t| crate::session_ops::resolver_for(ctx, t))
+        .collect();
+    // Filter, order and cut on (sort key, position); rows are built only when printed.
     let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
     for (si, scan) in scans.iter().enumerate() {
         for ei in 0..scan.len() {
-            let updated = if opts.kinds.is_empty() {
+            let updated = if opts.kinds.is_empty() && opts.sort == ListSort::Updated {
                 let Some(u) = scan.peek_updated_at(ei) else {
                     continue;
                 };
@@ -182,7 +286,7 @@ pub fn list_sessions(
                     list_kind(key, &entry, &key_ctx),
                     crate::session_key::cli_row_kind(key, &entry),
                 );
-                if !opts.kinds.iter().any(|k| k == tool || k == row) {
+                if !opts.kinds.is_empty() && !opts.kinds.iter().any(|k| k == tool || k == row) {
                     continue;
                 }
                 entry.get("updatedAt").and_then(Value::as_f64)
@@ -193,7 +297,25 @@ pub fn list_sessions(
                     _ => continue,
                 }
             }
-            candidates.push((updated.unwrap_or(0.0), si, ei));
+            if let Some(ms) = opts.older_than_ms {
+                match updated {
+                    Some(u) if (ctx.now_ms as f64 - u) >= ms as f64 => {}
+                    _ => continue,
+                }
+            }
+            let key = match opts.sort {
+                ListSort::Updated => updated.unwrap_or(0.0),
+                // Those without a size or count sort after every number.
+                ListSort::Size => scan
+                    .entry(ei)
+                    .and_then(|e| transcript_of(&resolvers[si], &e).1)
+                    .map_or(-1.0, |b| b as f64),
+                ListSort::Tokens => scan
+                    .entry(ei)
+                    .and_then(|e| e.get("totalTokens").and_then(Value::as_f64))
+                    .map_or(-1.0, |t| t),
+            };
+            candidates.push((key, si, ei));
         }
     }
     let total_count = candidates.len();
@@ -219,6 +341,7 @@ pub fn list_sessions(
         scans,
         selected: candidates.into_iter().map(|(_, si, ei)| (si, ei)).collect(),
         contexts,
+        resolvers,
         now_ms: ctx.now_ms,
     })
 }
@@ -307,7 +430,7 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
 /// Writes the rows as NDJSON, one compact object per line.
 pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> std::io::Result<()> {
     let mut out = String::with_capacity(4096);
-    for row in r.rows() {
+    for row in r.rows_with_transcripts() {
         crate::jsjson::write_object(&mut out, &row, None);
         out.push('\n');
         if out.len() > 1 << 16 {
@@ -316,6 +439,24 @@ pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> st
         }
     }
     w.write_all(out.as_bytes())
+}
+
+/// A byte count as the table shows it: `512B`, `3.4K`, `12M`, `1.1G` (1024-based).
+fn human_bytes(n: u64) -> String {
+    let units = ["B", "K", "M", "G", "T"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n}B")
+    } else if v < 10.0 {
+        format!("{v:.1}{}", units[u])
+    } else {
+        format!("{v:.0}{}", units[u])
+    }
 }
 
 /// A readable table of the listing, for terminals; data escaped as one line per cell
@@ -356,9 +497,21 @@ pub fn render_table(r: &ListResult, layout: &Layout) -> String {
     if aggregate {
         header.push("Agent");
     }
-    header.extend(["Kind", "Key", "Age", "Model", "Tokens (ctx %)", "Flags"]);
+    header.extend([
+        "Kind",
+        "Key",
+        "Age",
+        "Model",
+        "Tokens (ctx %)",
+        "Size",
+        "Transcript",
+        "Flags",
+    ]);
     let mut table = TextTable::new(&header);
-    for row in r.rows() {
+    for (row, target) in r
+        .rows_with_transcripts()
+        .zip(r.selected.iter().map(|s| s.0))
+    {
         let row = &row;
         let mut cells = Vec::new();
         if aggregate {
@@ -403,6 +556,21 @@ pub fn render_table(r: &ListResult, layout: &Layout) -> String {
             None => Cell::new(&format!("unknown/{ctx_label} (?%)"), Tone::Muted),
         };
         cells.push(tokens);
+        let size = row
+            .get("transcriptBytes")
+            .and_then(Value::as_u64)
+            .map_or_else(|| "-".into(), human_bytes);
+        cells.push(Cell::new(&size, Tone::Plain));
+        // Inside its sessions directory, the file's name is enough.
+        let dir = r.resolvers[target].sessions_dir();
+        let file = match row.get("transcriptPath").and_then(Value::as_str) {
+            Some(p) => match std::path::Path::new(p).strip_prefix(dir) {
+                Ok(rel) => rel.to_string_lossy().into_owned(),
+                Err(_) => p.to_string(),
+            },
+            None => "-".into(),
+        };
+        cells.push(Cell::new(&file, Tone::Muted));
         let mut flags = Vec::new();
         for (k, label) in [("systemSent", "system"), ("abortedLastRun", "aborted")] {
             if row.get(k) == Some(&Value::Bool(true)) {

@@ -101,7 +101,11 @@ pub fn target_for_key(ctx: &StateContext, request: &str) -> Result<StoreTarget, 
         return Err(OpsError::NeedsOneStore);
     }
     if sel.store.is_some() || sel.agent.is_some() {
-        return Ok(ctx.targets()?.remove(0));
+        let mut t = ctx.targets()?;
+        if t.len() != 1 {
+            return Err(OpsError::NeedsOneStore);
+        }
+        return Ok(t.remove(0));
     }
     let canonical = resolve_store_key(request, &ctx.key_context());
     let agent = parse_agent_session_key(&canonical)
@@ -244,6 +248,9 @@ pub struct PatchOutcome {
     pub after: Map<String, Value>,
     /// Whether the file was written (false for dry runs and no-op patches).
     pub written: bool,
+    /// A dry run: every entry the save would change (this one and those its
+    /// normalisation rewrites or drops), as the file holds them against the save.
+    pub changes: Vec<crate::store::save_diff::EntryDiff>,
 }
 
 /// `patch KEY`: applies a JSON merge patch to one entry under the store lock.
@@ -270,8 +277,11 @@ pub fn patch(
     lifecycle::validate_patched_entry(&key, &value)?;
     let after = value.as_object().cloned().unwrap_or_default();
     let mut written = false;
-    if !opts.dry_run {
-        store.set_entry(&key, after.clone());
+    let mut changes = Vec::new();
+    store.set_entry(&key, after.clone());
+    if opts.dry_run {
+        changes = store.save_diff()?;
+    } else {
         written = store.save()? == SaveOutcome::Written;
     }
     Ok(PatchOutcome {
@@ -280,6 +290,7 @@ pub fn patch(
         before,
         after,
         written,
+        changes,
     })
 }
 

@@ -24,7 +24,8 @@ pub struct StoreTarget {
 pub struct TargetSelection {
     /// `--store PATH`.
     pub store: Option<String>,
-    /// `--agent ID`.
+    /// `--agent ID[,ID…]`: one agent, or several separated by commas (no agent id holds
+    /// a comma).
     pub agent: Option<String>,
     /// `--all-agents`.
     pub all_agents: bool,
@@ -84,13 +85,22 @@ pub fn resolve_targets(
     }
     let agents = if sel.all_agents {
         config.all_agent_ids()
-    } else if let Some(a) = &sel.agent {
-        let id = normalize_agent_id(a);
+    } else if let Some(list) = &sel.agent {
         let known = config.all_agent_ids();
-        if !known.contains(&id) {
-            return Err(TargetError::UnknownAgent(a.clone(), known.join(", ")));
+        let mut ids = Vec::new();
+        for a in list
+            .split(',')
+            .filter(|a| !a.trim().is_empty() || !list.contains(','))
+        {
+            let id = normalize_agent_id(a);
+            if !known.contains(&id) {
+                return Err(TargetError::UnknownAgent(a.to_string(), known.join(", ")));
+            }
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
         }
-        vec![id]
+        ids
     } else {
         vec![config.default_agent_id()]
     };
@@ -163,6 +173,29 @@ mod tests {
         assert!(matches!(
             resolve_targets(&layout, &config, &env, &sel),
             Err(TargetError::UnknownAgent(..))
+        ));
+    }
+
+    #[test]
+    fn agent_takes_several_ids_separated_by_commas() {
+        let (env, layout, config) =
+            setup(json!({"agents": {"list": [{"id": "main"}, {"id": "work"}, {"id": "ops"}]}}));
+        let sel = |a: &str| TargetSelection {
+            agent: Some(a.into()),
+            ..Default::default()
+        };
+        let ids = |a: &str| -> Vec<String> {
+            resolve_targets(&layout, &config, &env, &sel(a))
+                .unwrap()
+                .into_iter()
+                .map(|t| t.agent_id)
+                .collect()
+        };
+        assert_eq!(ids("ops,main"), ["ops", "main"]);
+        assert_eq!(ids("work, work,"), ["work"]);
+        assert!(matches!(
+            resolve_targets(&layout, &config, &env, &sel("main,nope")),
+            Err(TargetError::UnknownAgent(a, _)) if a == "nope"
         ));
     }
 }

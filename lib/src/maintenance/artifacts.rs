@@ -421,6 +421,27 @@ pub fn prune_unreferenced(
         }
         return report;
     }
+    simulate_removals(report, &removable, paths, guard).0
+}
+
+/// The dry run of [`prune_unreferenced`] (`p.dry_run` is taken as set), with the files it
+/// would remove and the bytes each counts (the cleanup plan's file rows).
+pub fn simulate_unreferenced(
+    ws: &WorkingSet,
+    paths: &SessionPaths,
+    guard: &mut DirGuard,
+    p: &PruneParams<'_>,
+) -> (UnreferencedReport, Vec<(PathBuf, u64)>) {
+    let (report, removable) = unreferenced_removable(ws, paths, p, None);
+    simulate_removals(report, &removable, paths, guard)
+}
+
+fn simulate_removals(
+    mut report: UnreferencedReport,
+    removable: &[SessionFile],
+    paths: &SessionPaths,
+    guard: &mut DirGuard,
+) -> (UnreferencedReport, Vec<(PathBuf, u64)>) {
     let mut remover = Remover {
         sizes: Sizes::new(
             paths.real_dir(),
@@ -432,11 +453,17 @@ pub fn prune_unreferenced(
         guard,
         planned: Vec::new(),
     };
-    for f in &removable {
+    let mut planned = Vec::with_capacity(removable.len());
+    for f in removable {
+        let before = remover.planned.len();
         let bytes = remover.remove(&f.path, &f.canonical, RemovalReason::Unreferenced);
         report.count(bytes);
+        // A file counted already (by another name) is not a second row.
+        if remover.planned.len() > before {
+            planned.push((f.path.clone(), bytes));
+        }
     }
-    report
+    (report, planned)
 }
 
 /// The report of an unreferenced-artifact pass (removals not counted) and the files it

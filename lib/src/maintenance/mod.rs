@@ -27,6 +27,7 @@ pub mod journal;
 pub mod lifecycle_mutation;
 pub mod missing;
 pub mod paths;
+pub mod plan_rows;
 pub mod removal_journal;
 pub mod report;
 pub mod rules;
@@ -60,6 +61,7 @@ use dir_snapshot::DirSnapshot;
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
 use files::{DirGuard, DirOverlay, FileEvent, RenamesUnderway};
 use paths::SessionPaths;
+use plan_rows::{EntryChange, FileAction, FileChange, FileRule};
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
 use store_pass::{BlobWrites, PassMode, PreparedSave, StoreFacts};
@@ -123,6 +125,9 @@ pub struct CleanupOptions {
     pub wait: LockWait,
     /// Build the per-key action rows (for text output).
     pub want_rows: bool,
+    /// Build the plan as rows ([`plan_rows`]: what a preview would do, what a run did;
+    /// implies `want_rows`).
+    pub want_plan: bool,
 }
 
 /// The result for one store.
@@ -140,6 +145,10 @@ pub struct StoreOutcome {
     pub store_written: bool,
     /// Archives deleted by retention (not part of the gateway's summary).
     pub retention_removed: u64,
+    /// With `want_plan`: the entries removed or repaired, in store order.
+    pub entry_changes: Vec<EntryChange>,
+    /// With `want_plan`: the files archived or removed, in the gateway's order.
+    pub file_changes: Vec<FileChange>,
 }
 
 impl StoreOutcome {
@@ -415,7 +424,7 @@ pub fn preview_store(
     );
     r.budget = budget.evicted.clone();
     exclude.extend(budget.removed_paths.iter().cloned());
-    let unreferenced = prune_unreferenced(
+    let (unreferenced, unreferenced_files) = artifacts::simulate_unreferenced(
         &ws,
         &paths,
         &mut guard,
@@ -442,10 +451,25 @@ pub fn preview_store(
     summary.unreferenced = unreferenced;
     summary.disk_budget = budget.report;
     summary.would_mutate = summary.compute_would_mutate();
-    let rows = if opts.want_rows {
+    let rows = if opts.want_rows || opts.want_plan {
         r.action_rows(&store, &ws)
     } else {
         Vec::new()
+    };
+    let (entry_changes, file_changes) = if opts.want_plan {
+        let files = preview_file_changes(
+            ctx,
+            &r,
+            &ws,
+            &paths,
+            maintenance,
+            &budget.removed_paths,
+            unreferenced_files,
+        );
+        let entries = plan_rows::entry_changes(&rows, &files, &paths, maintenance, now);
+        (entries, files)
+    } else {
+        (Vec::new(), Vec::new())
     };
     free_in_background((store, ws, paths, exclude, budget, referenced));
     Ok(StoreOutcome {
@@ -455,7 +479,114 @@ pub fn preview_store(
         events: guard.events,
         store_written: false,
         retention_removed: 0,
+        entry_changes,
+        file_changes,
     })
+}
+
+/// The files a preview's run would archive and remove, in the gateway's order: the
+/// removed entries' transcripts and trajectory sidecars, expired archives, the disk
+/// budget's and the unreferenced pass's removals. Planned on the listing as
+/// [`apply_store`] plans them; nothing is touched.
+fn preview_file_changes(
+    ctx: &StateContext,
+    r: &Removals,
+    ws: &WorkingSet,
+    paths: &SessionPaths,
+    maintenance: &MaintenanceConfig,
+    budget_removed: &[PathBuf],
+    unreferenced: Vec<(PathBuf, u64)>,
+) -> Vec<FileChange> {
+    let now = ctx.now_ms;
+    let mut removed = RemovedSessions::default();
+    for &i in r
+        .model_run
+        .iter()
+        .chain(&r.stale)
+        .chain(&r.capped)
+        .chain(&r.dm_scope)
+    {
+        removed.remember(ws.entry(i));
+    }
+    let referenced = live_session_ids(ws);
+    let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));
+    let (archives, _) = plan_archives(&removed, &referenced, paths, &mut overlay, &|| now, false);
+    // Files it would leave alone are the run's warnings, not the plan's.
+    let mut scratch = DirGuard::new(paths.real_dir());
+    let trajectories = if removed.is_empty() {
+        PlannedTrajectories::default()
+    } else {
+        plan_trajectories(
+            &removed,
+            &referenced,
+            paths,
+            &mut scratch,
+            &mut overlay,
+            ctx.env.cwd(),
+        )
+    };
+    let archived_dirs = archive_dirs(&archives);
+    let expired = if !archived_dirs.is_empty() || maintenance.reset_archive_retention_ms.is_some() {
+        let dirs = if archived_dirs.is_empty() {
+            vec![paths.sessions_dir().to_path_buf()]
+        } else {
+            archived_dirs
+        };
+        let mut rules = vec![RetentionRule {
+            reason: ArchiveReason::Deleted,
+            older_than_ms: maintenance.prune_after_ms,
+        }];
+        if let Some(ms) = maintenance.reset_archive_retention_ms {
+            rules.push(RetentionRule {
+                reason: ArchiveReason::Reset,
+                older_than_ms: ms,
+            });
+        }
+        plan_retention(&dirs, &rules, now, &mut overlay, Some(paths.snapshot()))
+    } else {
+        Vec::new()
+    };
+    let removal = |p: &PathBuf, rule: FileRule| FileChange {
+        path: p.clone(),
+        action: FileAction::Remove,
+        rule,
+        bytes: plan_rows::file_size(paths, p),
+        to: None,
+    };
+    let mut out: Vec<FileChange> = archives
+        .iter()
+        .map(|a| FileChange {
+            path: a.from.clone(),
+            action: FileAction::Archive,
+            rule: FileRule::RemovedEntry,
+            bytes: plan_rows::file_size(paths, &a.from),
+            to: Some(a.to.clone()),
+        })
+        .collect();
+    out.extend(
+        trajectories
+            .paths
+            .iter()
+            .map(|p| removal(p, FileRule::Trajectory)),
+    );
+    out.extend(
+        expired
+            .iter()
+            .map(|p| removal(p, FileRule::ArchiveRetention)),
+    );
+    out.extend(
+        budget_removed
+            .iter()
+            .map(|p| removal(p, FileRule::DiskBudget)),
+    );
+    out.extend(unreferenced.into_iter().map(|(path, bytes)| FileChange {
+        path,
+        action: FileAction::Remove,
+        rule: FileRule::Unreferenced,
+        bytes: Some(bytes),
+        to: None,
+    }));
+    out
 }
 
 /// Runs `here` on this thread and `there` on a second one at the same time, and returns
@@ -917,7 +1048,7 @@ pub fn apply_store(
     // store goes now, on a thread of its own, while the file changes are made. Its text
     // maps the file it read, which the write replaced: unmapping it frees that file (its
     // cached pages and its blocks), which would otherwise delay the exit (bench/REPORT.md).
-    let store = if opts.want_rows {
+    let store = if opts.want_rows || opts.want_plan {
         Some(store)
     } else {
         free_in_background(store);
@@ -1034,6 +1165,13 @@ pub fn apply_store(
         Some(store) => r.action_rows(store, &ws),
         None => Vec::new(),
     };
+    let (entry_changes, file_changes) = if opts.want_plan {
+        let files = plan_rows::file_changes_done(&guard.events);
+        let entries = plan_rows::entry_changes(&rows, &files, &paths, maintenance, now);
+        (entries, files)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     free_in_background((store, ws, paths, overlay, archives));
     Ok(StoreOutcome {
         target: target.clone(),
@@ -1042,6 +1180,8 @@ pub fn apply_store(
         events: guard.events,
         store_written,
         retention_removed: made.expired_removed,
+        entry_changes,
+        file_changes,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod entry_fields;
 pub mod file_text;
 pub mod normalize;
 pub mod prompt_blobs;
+pub mod save_diff;
 pub mod scan;
 
 use std::path::{Path, PathBuf};
@@ -397,17 +398,7 @@ impl SessionStore {
     /// [`PreparedStoreSave::commit`] puts in place. The store is not touched; dropping the
     /// result removes the temp file and the blobs this call created.
     pub fn prepare_save(&mut self) -> Result<PreparedStoreSave, StoreError> {
-        let holes = &mut self.holes;
-        self.entries.retain(|k, v| match v {
-            Value::Object(entry) => {
-                let verdict = match holes.get_mut(k) {
-                    Some(h) => normalize_entry_fields_with_holes(entry, h),
-                    None => normalize_entry_fields_with_holes(entry, &mut Holes::default()),
-                };
-                !matches!(verdict, EntryVerdict::Drop)
-            }
-            _ => false,
-        });
+        self.normalize_for_save();
         let (text, blobs) = self.serialize();
         let mut prepared = PreparedStoreSave::default();
         if !self.changed_on_load
@@ -428,6 +419,40 @@ impl SessionStore {
         prepared.pending = Some(PendingReplace::prepare(&self.path, text.as_bytes(), 0o600)?);
         prepared.text = Some(text);
         Ok(prepared)
+    }
+
+    /// The save's pass over the entries: every entry re-normalised, those the gateway
+    /// drops removed.
+    fn normalize_for_save(&mut self) {
+        let holes = &mut self.holes;
+        self.entries.retain(|k, v| match v {
+            Value::Object(entry) => {
+                let verdict = match holes.get_mut(k) {
+                    Some(h) => normalize_entry_fields_with_holes(entry, h),
+                    None => normalize_entry_fields_with_holes(entry, &mut Holes::default()),
+                };
+                !matches!(verdict, EntryVerdict::Drop)
+            }
+            _ => false,
+        });
+    }
+
+    /// What a save would change, entry by entry, against the file as it is
+    /// ([`save_diff`]): the entry meant and every other the save's normalisation rewrites
+    /// or drops. Nothing is written.
+    pub fn save_diff(&self) -> Result<Vec<save_diff::EntryDiff>, StoreError> {
+        let mut saved = self.clone();
+        saved.normalize_for_save();
+        let (text, _) = saved.serialize();
+        let after = parse_store_text(&self.path, &text)?;
+        let before = match &self.disk_text {
+            Some(t) => {
+                let text = t.as_str();
+                parse_store_text(&self.path, text.strip_prefix('\u{feff}').unwrap_or(text))?
+            }
+            None => Map::new(),
+        };
+        Ok(save_diff::diff_stores(&before, &after))
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod append;
 pub mod check;
+pub mod check_all;
 pub mod context;
 pub mod entry;
 pub mod history;
