@@ -63,7 +63,7 @@ const PROG: &str = "claw-compact";
 /// --no-repair, an empty summary file), 73 cannot write, 75 busy (the write lock stayed held, another clawstate
 /// writer, a live gateway, or the session changed underneath).
 #[derive(Debug, Parser)]
-#[command(name = "claw-compact", version, about, long_about)]
+#[command(name = "claw-compact", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
@@ -160,7 +160,7 @@ impl Summary {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Whether compaction is due (threshold of §4.1–4.2); JSON.
+    /// Whether compaction is due (the gateway's settings and triggers: context window, reserve, thresholds); JSON.
     Check {
         /// Session key, sessionId or path.
         session: String,
