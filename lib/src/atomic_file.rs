@@ -283,18 +283,23 @@ struct DirectWrites<'f> {
 }
 
 impl<'f> DirectWrites<'f> {
-    /// Sets `O_DIRECT` on `file` when the filesystem takes it.
+    /// Sets `O_DIRECT` on `file` when the filesystem takes it (Linux; elsewhere, and with
+    /// `CLAWSTATE_PORTABLE=1`, the usual writes: see [`crate::platform`]).
     fn start(file: &'f File) -> Self {
-        use std::os::fd::AsRawFd;
-        let fd = file.as_raw_fd();
-        // SAFETY: fcntl on an open descriptor.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        let set =
-            flags >= 0 && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
-        DirectWrites {
-            file,
-            flags: set.then_some(flags),
+        #[cfg(target_os = "linux")]
+        if crate::platform::linux_specific() {
+            use std::os::fd::AsRawFd;
+            let fd = file.as_raw_fd();
+            // SAFETY: fcntl on an open descriptor.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            let set = flags >= 0
+                && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
+            return DirectWrites {
+                file,
+                flags: set.then_some(flags),
+            };
         }
+        DirectWrites { file, flags: None }
     }
 
     /// Writes all of `bytes` (page-aligned in memory) at the file's offset.

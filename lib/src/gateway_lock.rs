@@ -8,9 +8,9 @@
 //! `<os tmpdir>` is Node's `os.tmpdir()`, not OpenClaw's preferred `/tmp/openclaw` dir.
 
 use crate::process;
+use crate::sha256::Sha256;
 use crate::write_lock::js_path_join;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -153,7 +153,7 @@ fn owner_alive(payload: &Payload) -> bool {
     if !process::is_alive(pid) {
         return false;
     }
-    if cfg!(target_os = "linux") {
+    if crate::platform::linux_specific() {
         if let Some(recorded) = payload.start_time {
             return match process::start_time(pid) {
                 Some(current) => current as f64 == recorded,

@@ -20,8 +20,8 @@ use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::sha256::Sha256;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::data_file::{DataFileError, DataPath};

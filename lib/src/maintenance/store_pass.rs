@@ -1336,8 +1336,7 @@ mod tests {
         let mut refs = Vec::new();
         for text in ["first prompt ".repeat(60), "second prompt ".repeat(70)] {
             let hash = {
-                use sha2::Digest;
-                let d = sha2::Sha256::digest(text.as_bytes());
+                let d = crate::sha256::Sha256::digest(text.as_bytes());
                 d.iter().map(|b| format!("{b:02x}")).collect::<String>()
             };
             let path = blob_path(d.path(), &hash);
@@ -1429,8 +1428,7 @@ mod tests {
         let mut refs = Vec::new();
         for text in [long.as_str(), short] {
             let hash = {
-                use sha2::Digest;
-                let d = sha2::Sha256::digest(text.as_bytes());
+                let d = crate::sha256::Sha256::digest(text.as_bytes());
                 d.iter().map(|b| format!("{b:02x}")).collect::<String>()
             };
             let path = blob_path(d.path(), &hash);

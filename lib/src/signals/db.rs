@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sha256::Sha256;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
-use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::generation::{HostSchema, NoSignalLog, SCHEMA_2026_7, SIGNAL_LOG_SCHEMA};

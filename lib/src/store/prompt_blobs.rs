@@ -11,8 +11,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::sha256::Sha256;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::data_file::DataPath;
 

@@ -9,9 +9,9 @@
 
 use std::sync::LazyLock;
 
+use crate::sha256::Sha256;
 use regex::Regex;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::entry::{
     js_len, js_prefix, js_slice_prefix, js_trim, js_trim_end, js_trim_start, parse_date_ms,
