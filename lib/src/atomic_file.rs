@@ -394,6 +394,31 @@ mod tests {
     }
 
     #[test]
+    fn the_portable_writer_uses_the_usual_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        let f = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .unwrap();
+        let bytes: Vec<u8> = (0..3 * DIRECT_ALIGN).map(|i| (i % 249) as u8).collect();
+        let mut storage = vec![0u8; 3 * DIRECT_ALIGN];
+        let buf = page_aligned(&mut storage, 2 * DIRECT_ALIGN);
+        buf.copy_from_slice(&bytes[..2 * DIRECT_ALIGN]);
+        let mut portable = DirectWrites {
+            file: &f,
+            flags: None,
+        };
+        portable.write(buf).unwrap();
+        portable
+            .write(&bytes[2 * DIRECT_ALIGN..2 * DIRECT_ALIGN + 100])
+            .unwrap();
+        drop(portable);
+        assert_eq!(std::fs::read(&p).unwrap(), bytes[..2 * DIRECT_ALIGN + 100]);
+    }
+
+    #[test]
     fn a_large_file_is_written_whole_direct_or_not() {
         let d = tempfile::tempdir().unwrap();
         let t = d.path().join("sessions.json");

@@ -261,3 +261,29 @@ fn remaining(until: Option<Instant>, cap: Duration) -> Duration {
         None => cap,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_polling_waiter_says_look_after_one_interval() {
+        let d = tempfile::tempdir().unwrap();
+        let mut w = ChangeWaiter::polling(d.path().to_path_buf());
+        // No event can come: a wait of an hour still ends (after one interval), saying a
+        // change may have come, so the follower asks data_version.
+        assert!(w.wait(Duration::from_secs(3600)).unwrap());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_inotify_waiter_wakes_on_a_write_only() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("openclaw.sqlite");
+        let fd = inotify_watch(d.path()).unwrap();
+        assert!(!inotify_wait(&fd, Duration::ZERO).unwrap());
+        std::fs::write(&db, b"x").unwrap();
+        assert!(inotify_wait(&fd, Duration::from_secs(3600)).unwrap());
+        assert!(!inotify_wait(&fd, Duration::ZERO).unwrap(), "drained");
+    }
+}
