@@ -181,3 +181,37 @@ fn the_example_jobs_run_on_a_state_dir() {
         );
     }
 }
+
+/// The README's Quick start is two commands for a fresh machine: one line that builds all
+/// five binaries and runs the demo, and the test command, which is what CI runs.
+#[test]
+fn the_quick_start_is_two_commands_and_ci_runs_the_second() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let quick = readme
+        .split("## Quick start")
+        .nth(1)
+        .and_then(|s| s.split("```sh\n").nth(1))
+        .and_then(|s| s.split("```").next())
+        .expect("a sh block in the Quick start");
+    let commands: Vec<&str> = quick
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert!(
+        commands[0].starts_with("cargo build --release --bins && target/release/claw-sessions "),
+        "{}",
+        commands[0]
+    );
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    let ci_command = ci
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap();
+    assert_eq!(
+        ci_command, commands[1],
+        ".ci/run runs the README's test command"
+    );
+}
