@@ -68,7 +68,7 @@ const PROG: &str = "claw-compact";
 /// writer, a live gateway, or the session changed underneath), 77 the gateway refused the
 /// credentials.
 #[derive(Debug, Parser)]
-#[command(name = "claw-compact", version, about, long_about)]
+#[command(name = "claw-compact", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,
@@ -165,7 +165,7 @@ impl Summary {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Whether compaction is due (threshold of transcript.md §4.1–4.2); JSON.
+    /// Whether compaction is due (the gateway's settings and triggers: context window, reserve, thresholds); JSON.
     Check {
         /// Session key, sessionId or path.
         session: String,

@@ -45,7 +45,7 @@ const PROG: &str = "claw-sessions";
 /// non-zero with that failure's code (65 for a state database with planted triggers or
 /// views, 73 when it cannot be written, 75 when it is busy), saying what was left.
 #[derive(Debug, Parser)]
-#[command(name = "claw-sessions", version, about, long_about)]
+#[command(name = "claw-sessions", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,

@@ -45,7 +45,7 @@ const PROG: &str = "claw-signals";
 /// 75 busy (the write lock was held past the 5 s timeout, or an external supervisor owns
 /// the database).
 #[derive(Debug, Parser)]
-#[command(name = "claw-signals", version, about, long_about)]
+#[command(name = "claw-signals", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,

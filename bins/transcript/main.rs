@@ -51,7 +51,7 @@ const PROG: &str = "claw-transcript";
 /// stayed held — the gateway's `session file locked (timeout …)` message — or a live
 /// gateway owns the state directory).
 #[derive(Debug, Parser)]
-#[command(name = "claw-transcript", version, about, long_about)]
+#[command(name = "claw-transcript", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,

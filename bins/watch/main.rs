@@ -43,7 +43,7 @@ const PROG: &str = "claw-watch";
 /// write, 75 busy (the write lock was held past the 5 s timeout, or an external supervisor
 /// owns the database).
 #[derive(Debug, Parser)]
-#[command(name = "claw-watch", version, about, long_about)]
+#[command(name = "claw-watch", version)]
 struct Cli {
     #[command(flatten)]
     global: GlobalArgs,

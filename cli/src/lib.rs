@@ -27,8 +27,9 @@ pub mod signals;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Options every binary accepts.
+/// Options every binary accepts (listed under their own heading in every command's help).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot).
     #[arg(long, global = true, value_name = "DIR")]
@@ -438,16 +439,51 @@ pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
-/// Handles the hidden `--man-page` flag: prints the roff man page generated from the clap
-/// definition and returns true.
+/// Handles the hidden generator flags before the arguments are parsed, and returns true
+/// when one was given (the binary then exits 0):
+/// - `--man-page`: prints the binary's own roff man page;
+/// - `--generate-man DIR`: writes `<bin>.1` and one page per subcommand
+///   (`claw-sessions-cleanup.1`, `claw-transcript-lock-break.1`, …) into DIR;
+/// - `--generate-completions DIR`: writes the bash, zsh and fish completions into DIR
+///   (`<bin>.bash`, `_<bin>`, `<bin>.fish`).
+///
+/// `scripts/gen-man` runs them into `man/` and `completions/`; tests/man_pages.rs fails
+/// when those committed files drift from the clap definitions.
 pub fn maybe_print_man<C: CommandFactory>() -> bool {
-    if std::env::args().nth(1).as_deref() != Some("--man-page") {
-        return false;
-    }
-    let cmd = C::command();
-    let mut buf = Vec::new();
-    if clap_mangen::Man::new(cmd).render(&mut buf).is_ok() {
-        let _ = std::io::stdout().write_all(&buf);
+    let mut args = std::env::args_os().skip(1);
+    let (flag, dir) = (args.next(), args.next().map(PathBuf::from));
+    let result = match (flag.as_ref().and_then(|f| f.to_str()), dir) {
+        (Some("--man-page"), _) => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(built_command::<C>())
+                .render(&mut buf)
+                .and_then(|_| std::io::stdout().write_all(&buf))
+        }
+        (Some("--generate-man"), Some(dir)) => clap_mangen::generate_to(C::command(), &dir),
+        (Some("--generate-completions"), Some(dir)) => generate_completions::<C>(&dir),
+        _ => return false,
+    };
+    if let Err(e) = result {
+        eprintln!("{}: cannot generate: {e}", C::command().get_name());
+        std::process::exit(exit::CANT_CREATE);
     }
     true
+}
+
+/// The clap command as the generators see it: built, without the `help` subcommand.
+fn built_command<C: CommandFactory>() -> clap::Command {
+    let mut cmd = C::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// Writes the bash, zsh and fish completion scripts of the binary into `dir`.
+fn generate_completions<C: CommandFactory>(dir: &std::path::Path) -> std::io::Result<()> {
+    use clap_complete::Shell;
+    let mut cmd = C::command();
+    let name = cmd.get_name().to_string();
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        clap_complete::generate_to(shell, &mut cmd, &name, dir)?;
+    }
+    Ok(())
 }

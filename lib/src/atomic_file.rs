@@ -283,19 +283,24 @@ struct DirectWrites<'f> {
 }
 
 impl<'f> DirectWrites<'f> {
-    /// Sets `O_DIRECT` on `file` when the filesystem takes it.
+    /// Sets `O_DIRECT` on `file` when the filesystem takes it (Linux; elsewhere, and with
+    /// `CLAWSTATE_PORTABLE=1`, the usual writes: see [`crate::platform`]).
     fn start(file: &'f File) -> Self {
-        use std::os::fd::AsRawFd;
-        let fd = file.as_raw_fd();
-        // SAFETY: fcntl on an open descriptor.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        let set = flags >= 0
-            // SAFETY: fcntl on an open descriptor, adding one status flag to those it has.
-            && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
-        DirectWrites {
-            file,
-            flags: set.then_some(flags),
+        #[cfg(target_os = "linux")]
+        if crate::platform::linux_specific() {
+            use std::os::fd::AsRawFd;
+            let fd = file.as_raw_fd();
+            // SAFETY: fcntl on an open descriptor.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            let set = flags >= 0
+                // SAFETY: fcntl on an open descriptor, adding one status flag to those it has.
+                && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
+            return DirectWrites {
+                file,
+                flags: set.then_some(flags),
+            };
         }
+        DirectWrites { file, flags: None }
     }
 
     /// Writes all of `bytes` (page-aligned in memory) at the file's offset.
@@ -387,6 +392,31 @@ mod tests {
         assert_eq!(std::fs::read(&t).unwrap(), b"{\"a\":1}");
         assert_eq!(std::fs::metadata(&t).unwrap().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_dir(d.path().join("sub")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_portable_writer_uses_the_usual_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x");
+        let f = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .unwrap();
+        let bytes: Vec<u8> = (0..3 * DIRECT_ALIGN).map(|i| (i % 249) as u8).collect();
+        let mut storage = vec![0u8; 3 * DIRECT_ALIGN];
+        let buf = page_aligned(&mut storage, 2 * DIRECT_ALIGN);
+        buf.copy_from_slice(&bytes[..2 * DIRECT_ALIGN]);
+        let mut portable = DirectWrites {
+            file: &f,
+            flags: None,
+        };
+        portable.write(buf).unwrap();
+        portable
+            .write(&bytes[2 * DIRECT_ALIGN..2 * DIRECT_ALIGN + 100])
+            .unwrap();
+        drop(portable);
+        assert_eq!(std::fs::read(&p).unwrap(), bytes[..2 * DIRECT_ALIGN + 100]);
     }
 
     #[test]

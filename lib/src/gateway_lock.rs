@@ -153,7 +153,7 @@ fn owner_alive(payload: &Payload) -> bool {
     if !process::is_alive(pid) {
         return false;
     }
-    if cfg!(target_os = "linux") {
+    if crate::platform::linux_specific() {
         if let Some(recorded) = payload.start_time {
             return match process::start_time(pid) {
                 Some(current) => current as f64 == recorded,

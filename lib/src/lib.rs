@@ -30,6 +30,7 @@ pub mod listing;
 pub mod live_gateway;
 pub mod maintenance;
 pub mod paths;
+pub mod platform;
 pub mod process;
 pub mod send_policy;
 pub mod session_key;

@@ -104,12 +104,16 @@ fn file_stat(st: &libc::stat) -> Option<FileStat> {
 }
 
 /// Gives the calling thread (alone: Linux priorities are per thread) the lowest priority
-/// (nice 19); where that is refused, it runs as it was.
+/// (nice 19); where that is refused, it runs as it was. Elsewhere (and with
+/// `CLAWSTATE_PORTABLE=1`) nothing: a process-wide priority would slow the caller too.
 fn lower_this_thread_priority() {
-    // SAFETY: gettid has no preconditions; setpriority on this thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+    #[cfg(target_os = "linux")]
+    if crate::platform::linux_specific() {
+        // SAFETY: gettid has no preconditions; setpriority on this thread's own id.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+        }
     }
 }
 
