@@ -122,8 +122,8 @@ pub enum GatewayRpcError {
     Failed {
         /// The method.
         method: String,
-        /// The gateway's error.
-        failure: RpcFailure,
+        /// The gateway's error (boxed: it carries the gateway's details).
+        failure: Box<RpcFailure>,
     },
 }
 
@@ -413,7 +413,7 @@ impl GatewayClient {
             Ok(v) => Ok(v),
             Err(failure) => Err(GatewayRpcError::Failed {
                 method: method.into(),
-                failure,
+                failure: Box::new(failure),
             }),
         }
     }
