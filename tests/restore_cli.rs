@@ -219,6 +219,7 @@ fn refused_while_another_writer_or_a_live_gateway_holds_the_store() {
         let config = f.state.join("openclaw.json");
         let hash = sha2::Sha256::digest(config.to_string_lossy().as_bytes());
         let hex: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc::getuid() };
         let dir = f.home.join("tmp").join(format!("openclaw-{uid}"));
         std::fs::create_dir_all(&dir).unwrap();

@@ -54,7 +54,7 @@ impl TerminalProgress {
 
     /// Shows `done` of `total` items of `what`.
     pub fn update(&mut self, what: &str, done: usize, total: usize) {
-        if !self.on || !(done % 64 == 0 || done == total) {
+        if !self.on || !(done.is_multiple_of(64) || done == total) {
             return;
         }
         let mut e = std::io::stderr().lock();
