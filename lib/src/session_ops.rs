@@ -469,6 +469,8 @@ pub struct DeleteOutcome {
     pub archived: Vec<(PathBuf, PathBuf)>,
     /// Trajectory sidecars removed.
     pub removed_sidecars: Vec<PathBuf>,
+    /// The index of its store in the stores [`delete`] returns.
+    pub store: usize,
     /// Whether the transcript was kept because another entry shares the sessionId.
     pub transcript_shared: bool,
     /// The key's signal state forgotten in the state database (§3.8), when it exists;
@@ -479,45 +481,119 @@ pub struct DeleteOutcome {
 
 /// `delete KEY…`: removes entries, archives their transcripts as `.deleted.<ts>` unless
 /// another entry shares the sessionId, and removes their trajectory sidecars.
-/// Every key must resolve before anything is changed.
+///
+/// Each key goes to its own store ([`target_for_key`]); every store of the batch is locked
+/// (in path order) and every key resolved before anything is changed, then each store is
+/// written once. `O(n + k)` per store of `n` entries for `k` keys. Returns the stores (in
+/// the order of their first key) and one outcome per distinct entry, in request order.
 pub fn delete(
     ctx: &StateContext,
     requests: &[String],
     opts: WriteOptions,
-) -> Result<(StoreTarget, Vec<DeleteOutcome>), OpsError> {
-    let first = requests.first().map(String::as_str).unwrap_or("");
-    let target = target_for_key(ctx, first)?;
+) -> Result<(Vec<StoreTarget>, Vec<DeleteOutcome>), OpsError> {
+    // The stores, in the order of their first request, and each request's store.
+    let mut targets: Vec<StoreTarget> = Vec::new();
+    let mut of_request: Vec<usize> = Vec::with_capacity(requests.len());
+    let explicit = {
+        let sel = &ctx.options.targets;
+        (sel.store.is_some() || sel.agent.is_some()) && !sel.all_agents
+    };
+    let mut by_path: std::collections::HashMap<PathBuf, usize> = Default::default();
+    for r in requests {
+        let t = if explicit && !targets.is_empty() {
+            targets[0].clone()
+        } else {
+            target_for_key(ctx, r)?
+        };
+        let next = targets.len();
+        let i = *by_path.entry(t.store_path.clone()).or_insert(next);
+        if i == next {
+            targets.push(t);
+        }
+        of_request.push(i);
+    }
+    if targets.is_empty() {
+        targets.push(target_for_key(ctx, "")?);
+    }
     if !opts.dry_run {
         check_live_gateway(ctx)?;
     }
-    let _lock = lock_store(&target, opts)?;
-    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
-    let resolver = resolver_for(ctx, &target);
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in requests {
-        let m = find(&store, ctx, r)?;
-        if !keys.iter().any(|(_, k)| *k == m.store_key) {
-            keys.push((r.clone(), m.store_key));
+    // Locks in path order, so two batches over the same stores never wait on each other.
+    let mut lock_order: Vec<usize> = (0..targets.len()).collect();
+    lock_order.sort_by(|&a, &b| targets[a].store_path.cmp(&targets[b].store_path));
+    let mut _locks = Vec::with_capacity(targets.len());
+    for &i in &lock_order {
+        _locks.push(lock_store(&targets[i], opts)?);
+    }
+    let mut stores = Vec::with_capacity(targets.len());
+    for t in &targets {
+        stores.push(SessionStore::load(&t.store_path, LoadOptions::default())?);
+    }
+    // Every request resolves before anything changes; the first of duplicates counts.
+    let key_ctx = ctx.key_context();
+    let mut picked: Vec<(usize, String, String)> = Vec::new();
+    {
+        let mut finders: Vec<lifecycle::KeyFinder<'_>> = stores
+            .iter()
+            .map(|s| lifecycle::KeyFinder::new(s, &key_ctx))
+            .collect();
+        let mut seen: Vec<crate::fx_hash::FxHashSet<String>> =
+            (0..targets.len()).map(|_| Default::default()).collect();
+        for (r, &si) in requests.iter().zip(&of_request) {
+            let m = finders[si].find(r).ok_or_else(|| {
+                OpsError::Lifecycle(LifecycleError::NotFound {
+                    store: stores[si].path().to_path_buf(),
+                    key: r.clone(),
+                })
+            })?;
+            if seen[si].insert(m.store_key.clone()) {
+                picked.push((si, r.clone(), m.store_key));
+            }
         }
     }
-    let mut removed: Vec<(String, String, Map<String, Value>)> = Vec::new();
-    for (r, k) in &keys {
-        if let Some(Value::Object(e)) = store.remove_entry(k) {
-            removed.push((r.clone(), k.clone(), e));
-        }
+    // One pass per store removes its keys; the transcripts stay where another entry left
+    // in the store shares the sessionId.
+    let mut removed: Vec<crate::fx_hash::FxHashMap<String, Map<String, Value>>> = Vec::new();
+    let mut session_ids_left: Vec<crate::fx_hash::FxHashSet<String>> = Vec::new();
+    for (si, store) in stores.iter_mut().enumerate() {
+        let keys: crate::fx_hash::FxHashSet<&str> = picked
+            .iter()
+            .filter(|p| p.0 == si)
+            .map(|p| p.2.as_str())
+            .collect();
+        removed.push(
+            store
+                .remove_entries(&keys)
+                .into_iter()
+                .filter_map(|(k, v)| match v {
+                    Value::Object(e) => Some((k, e)),
+                    _ => None,
+                })
+                .collect(),
+        );
+        session_ids_left.push(
+            store
+                .entries()
+                .values()
+                .filter_map(|v| v.get("sessionId").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect(),
+        );
     }
-    let mut plans = Vec::new();
-    for (request, key, entry) in removed {
+    let resolvers: Vec<TranscriptResolver> = targets.iter().map(|t| resolver_for(ctx, t)).collect();
+    let mut plans = Vec::with_capacity(picked.len());
+    for (si, request, key) in picked {
+        let Some(entry) = removed[si].remove(&key) else {
+            continue;
+        };
+        let resolver = &resolvers[si];
         let session_id = entry
             .get("sessionId")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let shared = session_id.as_deref().is_some_and(|id| {
-            store
-                .entries()
-                .values()
-                .any(|v| v.get("sessionId").and_then(Value::as_str) == Some(id))
-        });
+        let shared = session_id
+            .as_deref()
+            .is_some_and(|id| session_ids_left[si].contains(id));
         let candidates: Vec<DataPath> = match (&session_id, shared) {
             (Some(id), false) => resolver
                 .candidates(id, entry.get("sessionFile").and_then(Value::as_str), None)
@@ -526,24 +602,42 @@ pub fn delete(
                 .collect(),
             _ => Vec::new(),
         };
-        plans.push((request, key, session_id, shared, candidates));
+        plans.push((si, request, key, session_id, shared, candidates));
     }
-    let all_candidates: Vec<DataPath> = plans.iter().flat_map(|p| p.4.iter().cloned()).collect();
+    let all_candidates: Vec<DataPath> = plans.iter().flat_map(|p| p.5.iter().cloned()).collect();
     let guards = if opts.dry_run {
         Vec::new()
     } else {
         lock_transcripts(ctx, &all_candidates)?
     };
     if !opts.dry_run {
-        store.save()?;
+        for store in &mut stores {
+            store.save()?;
+        }
     }
+    let agents: Vec<String> = plans
+        .iter()
+        .map(|p| {
+            parse_agent_session_key(&p.2)
+                .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
+                .unwrap_or_else(|| targets[p.0].agent_id.clone())
+        })
+        .collect();
+    let forgotten: Vec<(&str, &str)> = plans
+        .iter()
+        .zip(&agents)
+        .map(|(p, a)| (p.2.as_str(), a.as_str()))
+        .collect();
+    let mut signal_states =
+        crate::signals::lifecycle::on_sessions_deleted(ctx, &forgotten, opts.dry_run).into_iter();
     let mut out = Vec::new();
-    for (request, key, session_id, shared, candidates) in plans {
+    for (si, request, key, session_id, shared, candidates) in plans {
+        let resolver = &resolvers[si];
         let mut removed_sidecars = Vec::new();
         for c in &candidates {
             removed_sidecars.extend(lifecycle::remove_trajectory_sidecars(
                 c,
-                &resolver,
+                resolver,
                 opts.dry_run,
             )?);
         }
@@ -560,23 +654,19 @@ pub fn delete(
             clock,
             opts.dry_run,
         )?;
-        let agent = parse_agent_session_key(&key)
-            .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
-            .unwrap_or_else(|| target.agent_id.clone());
-        let signal_state =
-            crate::signals::lifecycle::on_session_deleted(ctx, &key, &agent, opts.dry_run);
         out.push(DeleteOutcome {
+            store: si,
             request,
             key,
             session_id,
             archived,
             removed_sidecars,
             transcript_shared: shared,
-            signal_state,
+            signal_state: signal_states.next().flatten(),
         });
     }
     drop(guards);
-    Ok((target, out))
+    Ok((targets, out))
 }
 
 /// One `sessionFile` that `relocate` points (or would point) at this state dir.
