@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use crate::context::StateContext;
 use crate::listing::{list_row, ListContext};
 use crate::session_key::{parse_agent_session_key, tool_kind};
+use crate::store::entry_view::{Lean, LeanReader};
 use crate::store::scan::StoreScan;
 use crate::store::StoreError;
 use crate::targets::StoreTarget;
@@ -110,15 +111,25 @@ impl ListResult {
 
     /// The printed rows, in order, built one at a time.
     pub fn rows(&self) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        self.rows_with(true)
+    }
+
+    /// The rows; with `lean`, an entry in canonical text (as the gateway writes every
+    /// entry) is read field by field ([`LeanReader`]), any other entry is parsed whole.
+    fn rows_with(&self, lean: bool) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        let mut reader = LeanReader::default();
         self.selected.iter().filter_map(move |&(si, ei)| {
             let scan = &self.scans[si];
+            let (key, ctx) = (scan.key(ei), &self.contexts[si]);
+            if lean && scan.is_direct() {
+                match reader.read(scan.text(), scan.range(ei)) {
+                    Lean::Kept(entry) => return Some(list_row(key, &entry, self.now_ms, ctx)),
+                    Lean::Dropped => return None,
+                    Lean::Full => {}
+                }
+            }
             let entry = scan.entry(ei)?;
-            Some(list_row(
-                scan.key(ei),
-                &entry,
-                self.now_ms,
-                &self.contexts[si],
-            ))
+            Some(list_row(key, &entry, self.now_ms, ctx))
         })
     }
 }
@@ -428,4 +439,211 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
         line(cells.iter().map(String::as_str).collect());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::GlobalOptions;
+    use crate::paths::Environment;
+    use crate::targets::TargetSelection;
+
+    /// A seeded xorshift.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Members (name, value text) a generated entry picks from: the fields the row reads,
+    /// the deciding fields the load rewrites, unknown fields, deep JSON, escapes, non-ASCII
+    /// text and numbers `JSON.stringify` prints differently from how they are written.
+    fn member_pool(deep: &str) -> Vec<(&'static str, String)> {
+        let mut pool: Vec<(&'static str, String)> = [
+            ("updatedAt", "1779990000000"),
+            ("updatedAt", "\"soon\""),
+            ("updatedAt", "null"),
+            ("updatedAt", "-5"),
+            ("updatedAt", "1e21"),
+            ("sessionFile", "\"/x/a.jsonl\""),
+            ("label", "\"tab\\there \\\"q\\\" \\\\ \\u0001 \\u2028 h\u{e9}llo \u{65e5}\u{672c} \u{1f600}\""),
+            ("label", "\"caf\\u00e9\""),
+            ("model", "\"  claude-sonnet-4 \""),
+            ("model", "\"openai/gpt-5\""),
+            ("modelProvider", "\"anthropic\""),
+            ("providerOverride", "\" OpenAI \""),
+            ("modelOverride", "\"openai/gpt-4.1\""),
+            ("modelOverride", "\"\""),
+            ("contextTokens", "1e21"),
+            ("contextTokens", "-0"),
+            ("contextTokens", "0.1"),
+            ("totalTokens", "12345678901234567890"),
+            ("totalTokens", "-3"),
+            ("totalTokens", "1.5e-7"),
+            ("totalTokens", "\"9\""),
+            ("totalTokensFresh", "false"),
+            ("inputTokens", "-0.0"),
+            ("outputTokens", "1E+2"),
+            ("chatType", "\"group\""),
+            ("chatType", "\"direct\""),
+            ("chatType", "\" Channel \""),
+            ("origin", "{\"chatType\": \"direct\", \"provider\": \"telegram\", \"to\": \"telegram:42\", \"accountId\": \"a1\"}"),
+            ("deliveryContext", "{\"channel\": \"discord\", \"to\": \" discord:7 \"}"),
+            ("lastChannel", "\"slack\""),
+            ("lastTo", "\"slack:U1\""),
+            ("channel", "\"whatsapp\""),
+            ("provider", "\"signal\""),
+            ("room", "\"#general\""),
+            ("spawnedBy", "\"agent:main:main\""),
+            ("spawnedBy", "\"\""),
+            ("acp", "{\"backend\": \"codex\"}"),
+            ("acp", "[]"),
+            ("status", "\"running\""),
+            ("responseUsage", "{\"mode\": \"full\", \"n\": [1, 2.50, -0]}"),
+            ("zzUnknown", "{\"b\": 1, \"a\": [true, null, {\"2\": 0, \"1\": 1}]}"),
+            ("\\u0041scaped", "\"name with an escape\""),
+            ("sessionStartedAt", "1779000000000"),
+            ("skillsSnapshot", "{\"prompt\": \"p\", \"skills\": []}"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect();
+        pool.push(("deep", deep.to_string()));
+        pool
+    }
+
+    /// A store of `n` generated entries; each entry written canonically (as the gateway
+    /// writes it) unless `rng` picks compact text.
+    fn store_text(rng: &mut Rng, n: usize) -> String {
+        let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+        let deeper = format!("{}0{}", "{\"a\": ".repeat(120), "}".repeat(120));
+        let pool = member_pool(&deep);
+        let ids = [
+            "s-ok",
+            "../bad",
+            "",
+            "x y",
+            "7f1c2a3b-0000-4000-8000-000000000001",
+        ];
+        let keys = [
+            "agent:main:main",
+            "agent:main:telegram:direct:42",
+            "agent:main:discord:group:1",
+            "agent:main:cron:nightly:run:1",
+            "agent:main:subagent:abc",
+            "agent:main:acp:abc",
+            "agent:work:main",
+            "global",
+            "main",
+            "Agent:Main:X\u{e9}",
+        ];
+        let mut out = String::from("{");
+        for i in 0..n {
+            let mut members: Vec<(String, String)> = Vec::new();
+            if rng.below(10) != 0 {
+                members.push((
+                    "sessionId".into(),
+                    format!("\"{}{i}\"", ids[rng.below(ids.len())]),
+                ));
+            }
+            for _ in 0..rng.below(12) {
+                let (k, v) = &pool[rng.below(pool.len())];
+                if !members.iter().any(|(m, _)| m == k) {
+                    members.push((k.to_string(), v.clone()));
+                }
+            }
+            if rng.below(40) == 0 {
+                members.push(("deeper".into(), deeper.clone()));
+            }
+            let mut entry = String::from("{");
+            for (j, (k, v)) in members.iter().enumerate() {
+                entry.push_str(if j == 0 { "" } else { "," });
+                entry.push_str(&format!("\"{k}\":{v}"));
+            }
+            entry.push('}');
+            let text = if rng.below(5) == 0 {
+                entry
+            } else {
+                let value = crate::jsjson::parse_value(&entry).unwrap();
+                let mut s = String::new();
+                crate::jsjson::write_pretty_at(&mut s, &value, 1);
+                s
+            };
+            let key = format!("{}{}", keys[rng.below(keys.len())], i);
+            out.push_str(if i == 0 { "\n  " } else { ",\n  " });
+            crate::jsjson::write_string(&mut out, &key);
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        out.push_str("\n}");
+        out
+    }
+
+    /// The fast path (entries in canonical text read field by field) gives every row byte
+    /// for byte as the full parse and normalisation of each entry does.
+    #[test]
+    fn lean_rows_equal_full_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions.json");
+        let env = Environment::from_vars(
+            [("HOME", dir.path().to_string_lossy().into_owned())],
+            dir.path(),
+        );
+        for seed in 1..=6u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let text = store_text(&mut rng, 400);
+            std::fs::write(&store, &text).unwrap();
+            let ctx = StateContext::with_environment(
+                env.clone(),
+                GlobalOptions {
+                    state_dir: Some(dir.path().join("state")),
+                    config: None,
+                    targets: TargetSelection {
+                        store: Some(store.to_string_lossy().into_owned()),
+                        agent: None,
+                        all_agents: false,
+                    },
+                    now: Some("1780000000000".into()),
+                },
+            )
+            .unwrap();
+            let targets = ctx.targets().unwrap();
+            let opts = ListOptions::parse(None, Some("all"), &[]).unwrap();
+            let r = list_sessions(&ctx, &targets, &opts).unwrap();
+            let show = |rows: Vec<Map<String, Value>>| -> Vec<String> {
+                rows.into_iter()
+                    .map(|m| crate::jsjson::to_string_compact(&Value::Object(m)))
+                    .collect()
+            };
+            let lean = show(r.rows_with(true).collect());
+            let full = show(r.rows_with(false).collect());
+            assert_eq!(lean.len(), r.count(), "seed {seed}");
+            for (a, b) in lean.iter().zip(&full) {
+                assert_eq!(a, b, "seed {seed}");
+            }
+            assert_eq!(lean.len(), full.len());
+            // Not vacuous: most entries took the fast path, some the full parse.
+            let scan = &r.scans[0];
+            let mut reader = LeanReader::default();
+            let (mut kept, mut dropped) = (0, 0);
+            for i in 0..scan.len() {
+                match reader.read(scan.text(), scan.range(i)) {
+                    Lean::Kept(_) => kept += 1,
+                    Lean::Dropped => dropped += 1,
+                    Lean::Full => {}
+                }
+            }
+            let lean = kept + dropped;
+            assert!(kept > 0 && dropped > 0, "seed {seed}: {kept} {dropped}");
+            assert!(
+                lean > scan.len() / 2 && lean < scan.len(),
+                "seed {seed}: {lean}"
+            );
+        }
+    }
 }
