@@ -117,8 +117,17 @@ impl ListResult {
     /// The rows; with `lean`, an entry in canonical text (as the gateway writes every
     /// entry) is read field by field ([`LeanReader`]), any other entry is parsed whole.
     fn rows_with(&self, lean: bool) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        self.rows_of(&self.selected, lean)
+    }
+
+    /// The rows of `selected` (a part of `self.selected`), as [`ListResult::rows_with`].
+    fn rows_of<'s>(
+        &'s self,
+        selected: &'s [(usize, usize)],
+        lean: bool,
+    ) -> impl Iterator<Item = Map<String, Value>> + 's {
         let mut reader = LeanReader::default();
-        self.selected.iter().filter_map(move |&(si, ei)| {
+        selected.iter().filter_map(move |&(si, ei)| {
             let scan = &self.scans[si];
             let (key, ctx) = (scan.key(ei), &self.contexts[si]);
             if lean && scan.is_direct() {
@@ -217,6 +226,70 @@ pub fn list_sessions(
     })
 }
 
+/// Rows per part when a long listing is built on several threads.
+const ROWS_PER_PART: usize = 2048;
+
+impl ListResult {
+    /// Writes every row through `render` (which appends one row's text), in order; a long
+    /// listing is built in parts on up to four threads, written as each wave of parts is
+    /// done, so memory stays a few parts' text above the store's.
+    fn write_rows<W: std::io::Write + ?Sized>(
+        &self,
+        w: &mut W,
+        render: &(dyn Fn(&mut String, &Map<String, Value>) + Sync),
+        first: &mut bool,
+        strip_first: usize,
+    ) -> std::io::Result<()> {
+        let mut put = |w: &mut W, text: &str| -> std::io::Result<()> {
+            if text.is_empty() {
+                return Ok(());
+            }
+            let text = if std::mem::take(first) {
+                &text[strip_first..]
+            } else {
+                text
+            };
+            w.write_all(text.as_bytes())
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+        if threads == 1 || self.selected.len() < 4 * ROWS_PER_PART {
+            let mut out = String::with_capacity(1 << 17);
+            for row in self.rows() {
+                render(&mut out, &row);
+                if out.len() > 1 << 16 {
+                    put(w, &out)?;
+                    out.clear();
+                }
+            }
+            return put(w, &out);
+        }
+        for wave in self.selected.chunks(ROWS_PER_PART * threads) {
+            let parts: Vec<String> = std::thread::scope(|s| {
+                let handles: Vec<_> = wave
+                    .chunks(ROWS_PER_PART)
+                    .map(|part| {
+                        s.spawn(move || {
+                            let mut out = String::with_capacity(part.len() * 1024);
+                            for row in self.rows_of(part, true) {
+                                render(&mut out, &row);
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for part in &parts {
+                put(w, part)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Writes the JSON envelope exactly as `openclaw sessions --json` prints it (plus a
 /// final newline), streaming one row at a time.
 pub fn write_envelope_json<W: std::io::Write + ?Sized>(
@@ -284,14 +357,18 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
         out.push_str("[]");
     } else {
         out.push('[');
-        for (i, row) in r.rows().enumerate() {
-            out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            write_object(&mut out, &row, Some(2));
-            if out.len() > 1 << 16 {
-                w.write_all(out.as_bytes())?;
-                out.clear();
-            }
-        }
+        w.write_all(out.as_bytes())?;
+        out.clear();
+        // Each row after a comma; the first row's comma is cut.
+        r.write_rows(
+            w,
+            &|out, row| {
+                out.push_str(",\n    ");
+                write_object(out, row, Some(2));
+            },
+            &mut true,
+            1,
+        )?;
         out.push_str("\n  ]");
     }
     out.push_str("\n}\n");
@@ -300,16 +377,15 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
 
 /// Writes the rows as NDJSON, one compact object per line.
 pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> std::io::Result<()> {
-    let mut out = String::with_capacity(4096);
-    for row in r.rows() {
-        crate::jsjson::write_object(&mut out, &row, None);
-        out.push('\n');
-        if out.len() > 1 << 16 {
-            w.write_all(out.as_bytes())?;
-            out.clear();
-        }
-    }
-    w.write_all(out.as_bytes())
+    r.write_rows(
+        w,
+        &|out, row| {
+            crate::jsjson::write_object(out, row, None);
+            out.push('\n');
+        },
+        &mut true,
+        0,
+    )
 }
 
 fn human_age(age_ms: Option<i64>) -> String {
@@ -582,6 +658,56 @@ mod tests {
         }
         out.push_str("\n}");
         out
+    }
+
+    /// The listing of a generated store at `path`, `--limit all`.
+    fn listing(dir: &std::path::Path, store: &std::path::Path) -> ListResult {
+        let env = Environment::from_vars([("HOME", dir.to_string_lossy().into_owned())], dir);
+        let ctx = StateContext::with_environment(
+            env,
+            GlobalOptions {
+                state_dir: Some(dir.join("state")),
+                config: None,
+                targets: TargetSelection {
+                    store: Some(store.to_string_lossy().into_owned()),
+                    agent: None,
+                    all_agents: false,
+                },
+                now: Some("1780000000000".into()),
+            },
+        )
+        .unwrap();
+        let targets = ctx.targets().unwrap();
+        let opts = ListOptions::parse(None, Some("all"), &[]).unwrap();
+        list_sessions(&ctx, &targets, &opts).unwrap()
+    }
+
+    /// A listing long enough to be built on several threads is written byte for byte as
+    /// one thread writes the full-parse rows (JSON envelope and NDJSON).
+    #[test]
+    fn long_listings_in_parts_equal_one_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions.json");
+        let mut rng = Rng(77);
+        std::fs::write(&store, store_text(&mut rng, 8 * ROWS_PER_PART + 77)).unwrap();
+        let r = listing(dir.path(), &store);
+        assert!(r.count() > 4 * ROWS_PER_PART, "{}", r.count());
+        let mut envelope = Vec::new();
+        write_envelope_json(&mut envelope, &r).unwrap();
+        let envelope = String::from_utf8(envelope).unwrap();
+        let mut rows = String::new();
+        let mut ndjson = String::new();
+        for (i, row) in r.rows_with(false).enumerate() {
+            rows.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            crate::jsjson::write_object(&mut rows, &row, Some(2));
+            crate::jsjson::write_object(&mut ndjson, &row, None);
+            ndjson.push('\n');
+        }
+        let at = envelope.find("\"sessions\": [").unwrap() + "\"sessions\": [".len();
+        assert_eq!(&envelope[at..], format!("{rows}\n  ]\n}}\n"));
+        let mut nd = Vec::new();
+        write_ndjson(&mut nd, &r).unwrap();
+        assert_eq!(String::from_utf8(nd).unwrap(), ndjson);
     }
 
     /// The fast path (entries in canonical text read field by field) gives every row byte
