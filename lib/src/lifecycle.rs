@@ -135,8 +135,10 @@ pub fn find_entry(store: &SessionStore, request: &str, ctx: &KeyContext) -> Opti
 /// the aliases and sessionIds the fallbacks compare are indexed once, on the first request
 /// that needs them, so a batch of `k` requests costs `O(n + k)`, not `O(n·k)`.
 pub struct KeyFinder<'a> {
-    store: &'a SessionStore,
     ctx: &'a KeyContext,
+    /// Every entry as the lookups see it: key, updatedAt (0 unless a number), sessionId.
+    entries: Vec<(&'a str, f64, Option<&'a str>)>,
+    by_key: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
     index: Option<FallbackIndex<'a>>,
     visits: usize,
 }
@@ -144,39 +146,61 @@ pub struct KeyFinder<'a> {
 /// The best entry per alias and per sessionId, as [`find_entry`]'s scans pick them.
 struct FallbackIndex<'a> {
     /// `normalize_session_key(k)` and `resolve_store_key(k)` of every stored key `k` →
-    /// (position, updatedAt) of the freshest, the first in store order on ties.
+    /// the freshest, the first in store order on ties.
     by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>>,
-    /// sessionId → (position, updatedAt) of the freshest, the last in store order on ties
-    /// (as `Iterator::max_by`).
+    /// sessionId → the freshest, the last in store order on ties (as `Iterator::max_by`).
     by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
-    /// Stored key → its position and updatedAt.
-    by_key: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
 }
 
 /// An entry's position in the store, its updatedAt and its key.
 type Slot<'a> = (usize, f64, &'a str);
 
 impl<'a> KeyFinder<'a> {
-    /// A finder over `store` (nothing is indexed yet).
+    /// A finder over a loaded store.
     pub fn new(store: &'a SessionStore, ctx: &'a KeyContext) -> Self {
-        KeyFinder {
-            store,
+        Self::over(
+            store
+                .entries()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str(),
+                        updated_at(v),
+                        v.get("sessionId").and_then(Value::as_str),
+                    )
+                })
+                .collect(),
             ctx,
+        )
+    }
+
+    /// A finder over the entries of a store as (key, updatedAt or 0, sessionId), in store
+    /// order (a reader that does not build entries gives these).
+    pub fn over(entries: Vec<(&'a str, f64, Option<&'a str>)>, ctx: &'a KeyContext) -> Self {
+        let by_key = entries
+            .iter()
+            .enumerate()
+            .map(|(i, &(k, u, _))| (k, (i, u, k)))
+            .collect();
+        KeyFinder {
+            ctx,
+            visits: entries.len(),
+            entries,
+            by_key,
             index: None,
-            visits: 0,
         }
     }
 
-    /// How many stored entries the lookups have examined so far (each at most once).
+    /// How many stored entries the finder has examined so far: each once to be built,
+    /// and once more when a request first needs the fallbacks.
     pub fn entries_visited(&self) -> usize {
         self.visits
     }
 
     /// What [`find_entry`] gives for `request`.
     pub fn find(&mut self, request: &str) -> Option<EntryMatch> {
-        let entries = self.store.entries();
         let canonical = resolve_store_key(request, self.ctx);
-        if entries.contains_key(&canonical) {
+        if self.by_key.contains_key(canonical.as_str()) {
             return Some(EntryMatch {
                 store_key: canonical.clone(),
                 canonical_key: canonical,
@@ -185,13 +209,13 @@ impl<'a> KeyFinder<'a> {
         }
         let raw = request.trim();
         if self.index.is_none() {
-            self.visits += entries.len();
-            self.index = Some(FallbackIndex::build(self.store, self.ctx));
+            self.visits += self.entries.len();
+            self.index = Some(FallbackIndex::build(&self.entries, self.ctx));
         }
         let index = self.index.as_ref()?;
         // `k == raw`, or an alias of `k` equal to the canonical key: the freshest, the
         // first in store order on ties.
-        let exact = index.by_key.get(raw).copied();
+        let exact = self.by_key.get(raw).copied();
         let alias = index.by_alias.get(&canonical).copied();
         let best = [exact, alias].into_iter().flatten().reduce(|a, b| {
             if b.1 > a.1 || (b.1 == a.1 && b.0 < a.0) {
@@ -217,13 +241,10 @@ impl<'a> KeyFinder<'a> {
 }
 
 impl<'a> FallbackIndex<'a> {
-    fn build(store: &'a SessionStore, ctx: &KeyContext) -> Self {
+    fn build(entries: &[(&'a str, f64, Option<&'a str>)], ctx: &KeyContext) -> Self {
         let mut by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>> = Default::default();
         let mut by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>> = Default::default();
-        let mut by_key: crate::fx_hash::FxHashMap<&'a str, Slot<'a>> = Default::default();
-        for (i, (k, v)) in store.entries().iter().enumerate() {
-            let u = updated_at(v);
-            by_key.insert(k, (i, u, k));
+        for (i, &(k, u, id)) in entries.iter().enumerate() {
             let normalized = normalize_session_key(k);
             let resolved = resolve_store_key(k, ctx);
             for name in [
@@ -238,7 +259,7 @@ impl<'a> FallbackIndex<'a> {
                     *slot = (i, u, k);
                 }
             }
-            if let Some(id) = v.get("sessionId").and_then(Value::as_str) {
+            if let Some(id) = id {
                 let slot = by_session_id.entry(id).or_insert((i, u, k));
                 if u.total_cmp(&slot.1).is_ge() {
                     *slot = (i, u, k);
@@ -248,7 +269,6 @@ impl<'a> FallbackIndex<'a> {
         FallbackIndex {
             by_alias,
             by_session_id,
-            by_key,
         }
     }
 }
@@ -715,7 +735,7 @@ mod tests {
             finder.find(&format!("s{}", i % 20));
             finder.find(&format!("missing{i}"));
         }
-        assert_eq!(finder.entries_visited(), store.entries().len());
+        assert_eq!(finder.entries_visited(), 2 * store.entries().len());
     }
 
     #[test]

@@ -518,14 +518,14 @@ pub fn render_table(r: &ListResult, _now_ms: i64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::context::GlobalOptions;
     use crate::paths::Environment;
     use crate::targets::TargetSelection;
 
     /// A seeded xorshift.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
         fn below(&mut self, n: usize) -> usize {
@@ -595,7 +595,7 @@ mod tests {
 
     /// A store of `n` generated entries; each entry written canonically (as the gateway
     /// writes it) unless `rng` picks compact text.
-    fn store_text(rng: &mut Rng, n: usize) -> String {
+    pub(crate) fn store_text(rng: &mut Rng, n: usize) -> String {
         let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
         let deeper = format!("{}0{}", "{\"a\": ".repeat(120), "}".repeat(120));
         let pool = member_pool(&deep);
@@ -660,10 +660,10 @@ mod tests {
         out
     }
 
-    /// The listing of a generated store at `path`, `--limit all`.
-    fn listing(dir: &std::path::Path, store: &std::path::Path) -> ListResult {
+    /// A context for `--store store`, `HOME` and the state dir in `dir`.
+    pub(crate) fn context(dir: &std::path::Path, store: &std::path::Path) -> StateContext {
         let env = Environment::from_vars([("HOME", dir.to_string_lossy().into_owned())], dir);
-        let ctx = StateContext::with_environment(
+        StateContext::with_environment(
             env,
             GlobalOptions {
                 state_dir: Some(dir.join("state")),
@@ -676,7 +676,12 @@ mod tests {
                 now: Some("1780000000000".into()),
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    /// The listing of a generated store at `path`, `--limit all`.
+    fn listing(dir: &std::path::Path, store: &std::path::Path) -> ListResult {
+        let ctx = context(dir, store);
         let targets = ctx.targets().unwrap();
         let opts = ListOptions::parse(None, Some("all"), &[]).unwrap();
         list_sessions(&ctx, &targets, &opts).unwrap()

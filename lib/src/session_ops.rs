@@ -13,6 +13,7 @@ use crate::context::StateContext;
 use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 use crate::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::maintenance::store_pass::{PassMode, StoreFacts};
 use crate::session_key::{parse_agent_session_key, resolve_store_key};
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
 use crate::store_lock::{LockWait, StoreLock, StoreLockError};
@@ -525,78 +526,87 @@ pub fn delete(
     for &i in &lock_order {
         _locks.push(lock_store(&targets[i], opts)?);
     }
+    // The stores as maintenance reads them: each entry's facts and its text as the save
+    // pass writes it, without building the entries (a delete is a prune of these keys).
     let mut stores = Vec::with_capacity(targets.len());
     for t in &targets {
-        stores.push(SessionStore::load(&t.store_path, LoadOptions::default())?);
+        let dir = t.store_path.parent().map(PathBuf::from).unwrap_or_default();
+        stores.push(StoreFacts::read(&t.store_path, &dir, PassMode::Apply)?);
     }
     // Every request resolves before anything changes; the first of duplicates counts.
     let key_ctx = ctx.key_context();
-    let mut picked: Vec<(usize, String, String)> = Vec::new();
-    {
-        let mut finders: Vec<lifecycle::KeyFinder<'_>> = stores
+    let mut picked: Vec<(usize, String, usize)> = Vec::new();
+    let mut alive: Vec<Vec<bool>> = stores.iter().map(|s| vec![true; s.len()]).collect();
+    for (si, store) in stores.iter().enumerate() {
+        let facts = store.facts();
+        let position: crate::fx_hash::FxHashMap<&str, usize> = facts
             .iter()
-            .map(|s| lifecycle::KeyFinder::new(s, &key_ctx))
+            .enumerate()
+            .map(|(i, f)| (f.key.as_str(), i))
             .collect();
-        let mut seen: Vec<crate::fx_hash::FxHashSet<String>> =
-            (0..targets.len()).map(|_| Default::default()).collect();
-        for (r, &si) in requests.iter().zip(&of_request) {
-            let m = finders[si].find(r).ok_or_else(|| {
+        let mut finder = lifecycle::KeyFinder::over(
+            facts
+                .iter()
+                .map(|f| {
+                    (
+                        f.key.as_str(),
+                        f.updated_at.unwrap_or(0.0),
+                        f.session_id.as_deref(),
+                    )
+                })
+                .collect(),
+            &key_ctx,
+        );
+        for (ri, r) in requests.iter().enumerate() {
+            if of_request[ri] != si {
+                continue;
+            }
+            let m = finder.find(r).ok_or_else(|| {
                 OpsError::Lifecycle(LifecycleError::NotFound {
-                    store: stores[si].path().to_path_buf(),
+                    store: store.path().to_path_buf(),
                     key: r.clone(),
                 })
             })?;
-            if seen[si].insert(m.store_key.clone()) {
-                picked.push((si, r.clone(), m.store_key));
+            let Some(&i) = position.get(m.store_key.as_str()) else {
+                continue;
+            };
+            if std::mem::replace(&mut alive[si][i], false) {
+                picked.push((ri, r.clone(), i));
             }
         }
     }
-    // One pass per store removes its keys; the transcripts stay where another entry left
-    // in the store shares the sessionId.
-    let mut removed: Vec<crate::fx_hash::FxHashMap<String, Map<String, Value>>> = Vec::new();
-    let mut session_ids_left: Vec<crate::fx_hash::FxHashSet<String>> = Vec::new();
-    for (si, store) in stores.iter_mut().enumerate() {
-        let keys: crate::fx_hash::FxHashSet<&str> = picked
-            .iter()
-            .filter(|p| p.0 == si)
-            .map(|p| p.2.as_str())
-            .collect();
-        removed.push(
-            store
-                .remove_entries(&keys)
-                .into_iter()
-                .filter_map(|(k, v)| match v {
-                    Value::Object(e) => Some((k, e)),
-                    _ => None,
-                })
-                .collect(),
-        );
-        session_ids_left.push(
-            store
-                .entries()
-                .values()
-                .filter_map(|v| v.get("sessionId").and_then(Value::as_str))
-                .map(str::to_string)
-                .collect(),
-        );
-    }
+    // Request order, as given.
+    picked.sort_by_key(|p| p.0);
+    let picked: Vec<(usize, String, usize)> = picked
+        .into_iter()
+        .map(|(ri, r, i)| (of_request[ri], r, i))
+        .collect();
+    // The transcripts stay where another entry left in the store shares the sessionId.
+    let session_ids_left: Vec<crate::fx_hash::FxHashSet<&str>> = stores
+        .iter()
+        .zip(&alive)
+        .map(|(s, alive)| {
+            s.facts()
+                .iter()
+                .zip(alive)
+                .filter(|(_, a)| **a)
+                .filter_map(|(f, _)| f.session_id.as_deref())
+                .collect()
+        })
+        .collect();
     let resolvers: Vec<TranscriptResolver> = targets.iter().map(|t| resolver_for(ctx, t)).collect();
     let mut plans = Vec::with_capacity(picked.len());
-    for (si, request, key) in picked {
-        let Some(entry) = removed[si].remove(&key) else {
-            continue;
-        };
+    for (si, request, i) in picked {
+        let facts = &stores[si].facts()[i];
         let resolver = &resolvers[si];
-        let session_id = entry
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let key = facts.key.clone();
+        let session_id = facts.session_id.clone();
         let shared = session_id
             .as_deref()
             .is_some_and(|id| session_ids_left[si].contains(id));
         let candidates: Vec<DataPath> = match (&session_id, shared) {
             (Some(id), false) => resolver
-                .candidates(id, entry.get("sessionFile").and_then(Value::as_str), None)
+                .candidates(id, facts.session_file.as_deref(), None)
                 .into_iter()
                 .filter(|p| resolver.is_inside(p))
                 .collect(),
@@ -611,8 +621,8 @@ pub fn delete(
         lock_transcripts(ctx, &all_candidates)?
     };
     if !opts.dry_run {
-        for store in &mut stores {
-            store.save()?;
+        for (store, alive) in stores.iter().zip(&alive) {
+            store.save(alive)?;
         }
     }
     let agents: Vec<String> = plans
@@ -850,4 +860,47 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         freshness,
         exemption,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session_list::tests::{context, store_text, Rng};
+
+    /// A batch delete writes the store byte for byte as loading it whole, removing the
+    /// keys one by one and saving does (the gateway's delete), on generated stores with
+    /// canonical and other entries, odd values, dropped entries and aliases.
+    #[test]
+    fn batch_delete_writes_what_load_remove_save_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("a/sessions.json");
+        let theirs = dir.path().join("b/sessions.json");
+        std::fs::create_dir_all(ours.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+        for seed in 1..=4u64 {
+            let text = store_text(&mut Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D)), 300);
+            std::fs::write(&ours, &text).unwrap();
+            std::fs::write(&theirs, &text).unwrap();
+            let mut store = SessionStore::load(&theirs, LoadOptions::default()).unwrap();
+            let keys: Vec<String> = store
+                .entries()
+                .keys()
+                .enumerate()
+                .filter(|(i, _)| i % 3 == 0)
+                .map(|(_, k)| k.clone())
+                .collect();
+            for k in &keys {
+                store.remove_entry(k);
+            }
+            store.save().unwrap();
+            let ctx = context(dir.path(), &ours);
+            let (_, out) = delete(&ctx, &keys, WriteOptions::default()).unwrap();
+            assert_eq!(out.len(), keys.len());
+            assert_eq!(
+                std::fs::read_to_string(&ours).unwrap(),
+                std::fs::read_to_string(&theirs).unwrap(),
+                "seed {seed}"
+            );
+        }
+    }
 }

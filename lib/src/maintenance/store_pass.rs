@@ -1012,6 +1012,11 @@ impl StoreFacts {
         self.scan.key(self.raw_index[i])
     }
 
+    /// The facts of every surviving entry, in store order (until taken).
+    pub fn facts(&self) -> &[Facts] {
+        &self.entries
+    }
+
     /// Moves the facts out (into a working set).
     pub fn take_facts(&mut self) -> Vec<Facts> {
         std::mem::take(&mut self.entries)

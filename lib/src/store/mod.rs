@@ -340,30 +340,6 @@ impl SessionStore {
         self.entries.shift_remove(key)
     }
 
-    /// Removes the entries under `keys` in one pass, keeping the others' order; returns
-    /// them in store order (`O(n)` for any number of keys, where one
-    /// [`SessionStore::remove_entry`] per key is `O(n)` each).
-    pub fn remove_entries(
-        &mut self,
-        keys: &crate::fx_hash::FxHashSet<&str>,
-    ) -> Vec<(String, Value)> {
-        if keys.is_empty() {
-            return Vec::new();
-        }
-        let mut kept = Map::with_capacity(self.entries.len().saturating_sub(keys.len()));
-        let mut removed = Vec::with_capacity(keys.len());
-        for (k, v) in std::mem::take(&mut self.entries) {
-            if keys.contains(k.as_str()) {
-                self.holes.remove(&k);
-                removed.push((k, v));
-            } else {
-                kept.insert(k, v);
-            }
-        }
-        self.entries = kept;
-        removed
-    }
-
     /// The entries, for mutation (call [`SessionStore::save`] afterwards).
     pub fn entries_mut(&mut self) -> &mut Map<String, Value> {
         &mut self.entries
