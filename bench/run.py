@@ -96,6 +96,7 @@ def main():
             "clawstate list --json": [ours, "--store", str(store), "list", "--json"],
             "clawstate list --json --limit all": [ours, "--store", str(store), "list", "--json", "--limit", "all"],
             "jq -c .": ["jq", "-c", ".", str(store)],
+            "python3 json.load": [sys.executable, "-c", "import json,sys; json.load(open(sys.argv[1]))", str(store)],
         }
         with_peer = peer and (a.peer_max is None or n <= a.peer_max)
         rounds = 1 if n >= 1_000_000 else a.rounds

@@ -611,3 +611,124 @@ fn resolve_applies_the_cli_binding_exemption() {
     assert_eq!(v["fresh"], false, "{v}");
     assert_eq!(v["staleReason"], "daily", "{v}");
 }
+
+/// `basic()` plus a configured agent `work` with its own store.
+fn two_agents() -> (Fixture, PathBuf) {
+    let f = basic();
+    std::fs::write(
+        f.state.join("openclaw.json"),
+        r#"{"agents": {"list": [{"id": "main", "default": true}, {"id": "work"}]}}"#,
+    )
+    .unwrap();
+    let work = f.state.join("agents/work/sessions");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("sessions.json"),
+        serde_json::to_string_pretty(&json!({
+            "agent:work:main": {"sessionId": "w-main", "updatedAt": NOW - 100},
+            "agent:work:cron:x": {"sessionId": "w-cron", "updatedAt": NOW - 200}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::write(work.join("w-main.jsonl"), "{}\n").unwrap();
+    (f, work)
+}
+
+/// Issue 28: keys of several agents in one batch go to their own stores (this exited 3,
+/// "no session matches agent:work:main", looking every key up in the first key's store).
+#[test]
+fn delete_batch_of_several_agents_goes_to_each_store() {
+    let (f, work) = two_agents();
+    let out = f
+        .cmd()
+        .args(["delete", "--stdin", "--json"])
+        .write_stdin("agent:main:cron:nightly\nagent:work:main\nmain\n")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["storePath"], Value::Null, "{v}");
+    assert_eq!(v["stores"].as_array().map(Vec::len), Some(2), "{v}");
+    let keys: Vec<&str> = v["deleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "agent:main:cron:nightly",
+            "agent:work:main",
+            "agent:main:main"
+        ]
+    );
+    let main = f.store();
+    assert!(main.get("agent:main:main").is_none());
+    assert!(main.get("agent:main:cron:nightly").is_none());
+    assert!(main.get("agent:main:cron:other").is_some());
+    let w: Value =
+        serde_json::from_str(&std::fs::read_to_string(work.join("sessions.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        w.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["agent:work:cron:x"]
+    );
+    let archived = std::fs::read_dir(&work).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("w-main.jsonl.deleted.")
+    });
+    assert!(archived);
+}
+
+/// A batch over several stores changes nothing unless every key resolves in its store.
+#[test]
+fn delete_batch_of_several_agents_is_all_or_nothing() {
+    let (f, work) = two_agents();
+    let before = (
+        f.store_text(),
+        std::fs::read_to_string(work.join("sessions.json")).unwrap(),
+    );
+    f.cmd()
+        .args(["delete", "agent:main:main", "agent:work:nope"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("agent:work:nope"));
+    let after = (
+        f.store_text(),
+        std::fs::read_to_string(work.join("sessions.json")).unwrap(),
+    );
+    assert_eq!(after, before);
+}
+
+/// Every store of a batch is locked before any is written: one busy store, nothing
+/// changed in the other.
+#[test]
+fn delete_batch_of_several_agents_locks_every_store_first() {
+    let (f, work) = two_agents();
+    let before = (
+        f.store_text(),
+        std::fs::read_to_string(work.join("sessions.json")).unwrap(),
+    );
+    let _held = clawstate::store_lock::StoreLock::acquire(
+        &work.join("sessions.json"),
+        clawstate::store_lock::LockWait::no_wait(),
+    )
+    .unwrap();
+    f.cmd()
+        .args(["delete", "agent:main:main", "agent:work:main", "--no-wait"])
+        .assert()
+        .code(75);
+    let after = (
+        f.store_text(),
+        std::fs::read_to_string(work.join("sessions.json")).unwrap(),
+    );
+    assert_eq!(after, before);
+}

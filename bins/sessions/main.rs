@@ -765,7 +765,8 @@ fn delete(
     } else {
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
-    let (target, results) = session_ops::delete(ctx, keys, w).or_fail()?;
+    let (targets, results) = session_ops::delete(ctx, keys, w).or_fail()?;
+    let several = targets.len() > 1;
     // The deletions stand, but what the state database kept makes the command fail (after
     // its report): one line per session left, the first one's exit code.
     let left: Vec<_> = results
@@ -798,19 +799,30 @@ fn delete(
                 Some(Ok(f)) => f.to_json(),
                 _ => Value::Null,
             };
-            json!({
+            let mut row = json!({
                 "key": r.key,
                 "sessionId": r.session_id,
                 "transcriptShared": r.transcript_shared,
                 "archived": pairs(&r.archived),
                 "removedFiles": r.removed_sidecars.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
                 "signalsForgotten": forgotten,
-            })
+            });
+            // A batch over several stores says which store each row came from.
+            if several {
+                row["storePath"] = json!(targets[r.store].store_path.to_string_lossy());
+            }
+            row
         })
         .collect();
     let printed = match mode {
+        OutputMode::Json if several => print_json(&json!({
+            "storePath": Value::Null,
+            "stores": targets.iter().map(|t| json!({"agentId": t.agent_id, "storePath": t.store_path.to_string_lossy()})).collect::<Vec<_>>(),
+            "dryRun": w.dry_run,
+            "deleted": rows,
+        })),
         OutputMode::Json => print_json(&json!({
-            "storePath": target.store_path.to_string_lossy(),
+            "storePath": targets[0].store_path.to_string_lossy(),
             "dryRun": w.dry_run,
             "deleted": rows,
         })),

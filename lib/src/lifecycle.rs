@@ -131,6 +131,148 @@ pub fn find_entry(store: &SessionStore, request: &str, ctx: &KeyContext) -> Opti
     })
 }
 
+/// [`find_entry`] for many requests against one store: an exact key is one lookup, and
+/// the aliases and sessionIds the fallbacks compare are indexed once, on the first request
+/// that needs them, so a batch of `k` requests costs `O(n + k)`, not `O(n·k)`.
+pub struct KeyFinder<'a> {
+    ctx: &'a KeyContext,
+    /// Every entry as the lookups see it: key, updatedAt (0 unless a number), sessionId.
+    entries: Vec<(&'a str, f64, Option<&'a str>)>,
+    by_key: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+    index: Option<FallbackIndex<'a>>,
+    visits: usize,
+}
+
+/// The best entry per alias and per sessionId, as [`find_entry`]'s scans pick them.
+struct FallbackIndex<'a> {
+    /// `normalize_session_key(k)` and `resolve_store_key(k)` of every stored key `k` →
+    /// the freshest, the first in store order on ties.
+    by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>>,
+    /// sessionId → the freshest, the last in store order on ties (as `Iterator::max_by`).
+    by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+}
+
+/// An entry's position in the store, its updatedAt and its key.
+type Slot<'a> = (usize, f64, &'a str);
+
+impl<'a> KeyFinder<'a> {
+    /// A finder over a loaded store.
+    pub fn new(store: &'a SessionStore, ctx: &'a KeyContext) -> Self {
+        Self::over(
+            store
+                .entries()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str(),
+                        updated_at(v),
+                        v.get("sessionId").and_then(Value::as_str),
+                    )
+                })
+                .collect(),
+            ctx,
+        )
+    }
+
+    /// A finder over the entries of a store as (key, updatedAt or 0, sessionId), in store
+    /// order (a reader that does not build entries gives these).
+    pub fn over(entries: Vec<(&'a str, f64, Option<&'a str>)>, ctx: &'a KeyContext) -> Self {
+        let by_key = entries
+            .iter()
+            .enumerate()
+            .map(|(i, &(k, u, _))| (k, (i, u, k)))
+            .collect();
+        KeyFinder {
+            ctx,
+            visits: entries.len(),
+            entries,
+            by_key,
+            index: None,
+        }
+    }
+
+    /// How many stored entries the finder has examined so far: each once to be built,
+    /// and once more when a request first needs the fallbacks.
+    pub fn entries_visited(&self) -> usize {
+        self.visits
+    }
+
+    /// What [`find_entry`] gives for `request`.
+    pub fn find(&mut self, request: &str) -> Option<EntryMatch> {
+        let canonical = resolve_store_key(request, self.ctx);
+        if self.by_key.contains_key(canonical.as_str()) {
+            return Some(EntryMatch {
+                store_key: canonical.clone(),
+                canonical_key: canonical,
+                matched_by: MatchedBy::Key,
+            });
+        }
+        let raw = request.trim();
+        if self.index.is_none() {
+            self.visits += self.entries.len();
+            self.index = Some(FallbackIndex::build(&self.entries, self.ctx));
+        }
+        let index = self.index.as_ref()?;
+        // `k == raw`, or an alias of `k` equal to the canonical key: the freshest, the
+        // first in store order on ties.
+        let exact = self.by_key.get(raw).copied();
+        let alias = index.by_alias.get(&canonical).copied();
+        let best = [exact, alias].into_iter().flatten().reduce(|a, b| {
+            if b.1 > a.1 || (b.1 == a.1 && b.0 < a.0) {
+                b
+            } else {
+                a
+            }
+        });
+        if let Some((_, _, k)) = best {
+            return Some(EntryMatch {
+                store_key: k.to_string(),
+                canonical_key: canonical,
+                matched_by: MatchedBy::Alias,
+            });
+        }
+        let &(_, _, k) = index.by_session_id.get(raw)?;
+        Some(EntryMatch {
+            store_key: k.to_string(),
+            canonical_key: k.to_string(),
+            matched_by: MatchedBy::SessionId,
+        })
+    }
+}
+
+impl<'a> FallbackIndex<'a> {
+    fn build(entries: &[(&'a str, f64, Option<&'a str>)], ctx: &KeyContext) -> Self {
+        let mut by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>> = Default::default();
+        let mut by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>> = Default::default();
+        for (i, &(k, u, id)) in entries.iter().enumerate() {
+            let normalized = normalize_session_key(k);
+            let resolved = resolve_store_key(k, ctx);
+            for name in [
+                Some(normalized.clone()),
+                (resolved != normalized).then_some(resolved),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let slot = by_alias.entry(name).or_insert((i, u, k));
+                if u > slot.1 {
+                    *slot = (i, u, k);
+                }
+            }
+            if let Some(id) = id {
+                let slot = by_session_id.entry(id).or_insert((i, u, k));
+                if u.total_cmp(&slot.1).is_ge() {
+                    *slot = (i, u, k);
+                }
+            }
+        }
+        FallbackIndex {
+            by_alias,
+            by_session_id,
+        }
+    }
+}
+
 /// Applies an RFC 7386 JSON merge patch: `null` removes, objects merge recursively,
 /// anything else replaces. Existing keys keep their position; new keys go last.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
@@ -526,6 +668,75 @@ pub fn session_id_shared(store: &SessionStore, session_id: &str, except_key: &st
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A store with legacy aliases, mixed case, shared sessionIds and tied updatedAt.
+    fn alias_store(n: usize) -> SessionStore {
+        let mut store = SessionStore::empty("/nonexistent/sessions.json");
+        let entries = store.entries_mut();
+        for i in 0..n {
+            let key = match i % 7 {
+                0 => format!("agent:main:direct:u{i}"),
+                1 => format!("Agent:Main:Direct:U{}", i - 1),
+                2 => format!("direct:u{}", i - 2),
+                3 => "main".to_string(),
+                4 => format!("agent:main:cron:j{}", i / 3),
+                5 => format!("agent:work:group:g{}", i % 11),
+                _ => format!("global{}", i % 5),
+            };
+            let updated = [json!(i % 4), json!(null), json!(-0.0), json!(3)][i % 4].clone();
+            entries.insert(
+                key,
+                json!({"sessionId": format!("s{}", i % 13), "updatedAt": updated}),
+            );
+        }
+        store
+    }
+
+    #[test]
+    fn key_finder_agrees_with_find_entry() {
+        let store = alias_store(300);
+        let ctx = KeyContext::default();
+        let mut finder = KeyFinder::new(&store, &ctx);
+        let mut requests: Vec<String> = store.entries().keys().cloned().collect();
+        requests.extend((0..300).map(|i| format!("direct:U{i}")));
+        requests.extend((0..300).map(|i| format!(" AGENT:main:direct:u{i} ")));
+        requests.extend((0..20).map(|i| format!("s{i}")));
+        requests
+            .extend(["main", "MAIN", "global1", "agent:main:main", "nope", ""].map(String::from));
+        let mut how = Vec::new();
+        for r in &requests {
+            let a = find_entry(&store, r, &ctx);
+            let b = finder.find(r);
+            how.extend(a.as_ref().map(|m| format!("{:?}", m.matched_by)));
+            assert_eq!(
+                a.as_ref()
+                    .map(|m| (&m.store_key, &m.canonical_key, &m.matched_by)),
+                b.as_ref()
+                    .map(|m| (&m.store_key, &m.canonical_key, &m.matched_by)),
+                "{r:?}"
+            );
+        }
+        for way in ["Key", "Alias", "SessionId"] {
+            assert!(how.iter().any(|h| h == way), "no match by {way}");
+        }
+    }
+
+    /// Issue 28: 3,764 keys took 53 s, each fallback a scan of the whole store. A batch
+    /// examines each stored entry once, however many requests need the fallbacks.
+    #[test]
+    fn key_finder_examines_each_entry_once_per_batch() {
+        let n = 5_000;
+        let store = alias_store(n);
+        let ctx = KeyContext::default();
+        let mut finder = KeyFinder::new(&store, &ctx);
+        for i in 0..2_000 {
+            // Aliases, sessionIds and misses: every one needs the fallbacks.
+            finder.find(&format!("direct:U{i}"));
+            finder.find(&format!("s{}", i % 20));
+            finder.find(&format!("missing{i}"));
+        }
+        assert_eq!(finder.entries_visited(), 2 * store.entries().len());
+    }
 
     #[test]
     fn merge_patch_follows_rfc7386_and_keeps_order() {

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::session_key::{
     cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, parse_agent_session_key,
 };
+use crate::store::entry_fields::EntryView;
 use crate::store::normalize::{
     canonicalize_id, coalesce, field, js_lower, js_number, js_trim, lower_or_empty, opt_string,
     utf16_len,
@@ -75,9 +76,9 @@ const ROW_COPIES: &[&str] = &[
 
 /// One `openclaw sessions --json` row for `key` → `entry` (an entry already normalised by
 /// the store loader), with the clock at `now_ms`.
-pub fn list_row(
+pub fn list_row<E: EntryView + ?Sized>(
     key: &str,
-    entry: &Map<String, Value>,
+    entry: &E,
     now_ms: i64,
     ctx: &ListContext,
 ) -> Map<String, Value> {
@@ -303,7 +304,7 @@ fn utf16_suffix(s: &str, idx: usize) -> String {
 
 /// `normalizeStoredOverrideModel`: trimmed override strings, with a `<provider>/` prefix
 /// removed from the model when it repeats the provider.
-fn stored_override(entry: &Map<String, Value>) -> (Option<String>, Option<String>) {
+fn stored_override<E: EntryView + ?Sized>(entry: &E) -> (Option<String>, Option<String>) {
     let trimmed = |k: &str| {
         entry
             .get(k)
@@ -334,7 +335,7 @@ fn stored_override(entry: &Map<String, Value>) -> (Option<String>, Option<String
 
 /// `resolveSessionDisplayModelRef(cfg, row)`: the override, else the runtime model, else the
 /// configured default of the key's agent.
-pub fn display_model_ref(cfg: &Value, key: &str, entry: &Map<String, Value>) -> ModelRef {
+pub fn display_model_ref<E: EntryView + ?Sized>(cfg: &Value, key: &str, entry: &E) -> ModelRef {
     let agent = key
         .strip_prefix("agent:")
         .map(|rest| rest.split(':').next().unwrap_or(""));
@@ -956,10 +957,10 @@ fn normalize_account_id(value: Option<&str>) -> String {
 /// The row's `runtimePolicySessionKey`: for a direct chat on a main-session alias, the
 /// per-account-channel-peer DM key the runtime applies policies under; `None` when that is
 /// the key itself.
-pub fn runtime_policy_session_key(
+pub fn runtime_policy_session_key<E: EntryView + ?Sized>(
     cfg: &Value,
     key: &str,
-    entry: &Map<String, Value>,
+    entry: &E,
 ) -> Option<String> {
     let origin = entry.get("origin");
     let delivery = entry.get("deliveryContext");

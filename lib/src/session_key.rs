@@ -474,7 +474,7 @@ where
 // ---------------------------------------------------------------------------
 // Kinds.
 
-fn chat_type_is_group(entry: &Map<String, Value>) -> bool {
+fn chat_type_is_group<E: crate::store::entry_fields::EntryView + ?Sized>(entry: &E) -> bool {
     matches!(
         entry.get("chatType").and_then(Value::as_str),
         Some("group") | Some("channel")
@@ -486,7 +486,10 @@ fn key_has_group_marker(key: &str) -> bool {
 }
 
 /// The `openclaw sessions --json` row kind: global, unknown, cron, spawn-child, group or direct.
-pub fn cli_row_kind(key: &str, entry: &Map<String, Value>) -> &'static str {
+pub fn cli_row_kind<E: crate::store::entry_fields::EntryView + ?Sized>(
+    key: &str,
+    entry: &E,
+) -> &'static str {
     if key == "global" {
         "global"
     } else if key == "unknown" {
@@ -1045,7 +1048,7 @@ mod tests {
             ("agent:work:main", &empty(), "direct"),
         ];
         for (k, e, want) in cases {
-            assert_eq!(cli_row_kind(k, e), *want, "{k}");
+            assert_eq!(cli_row_kind(k, *e), *want, "{k}");
         }
         assert_eq!(cli_row_kind("x", &obj(json!({"spawnedBy": ""}))), "direct");
         assert_eq!(gateway_row_kind("agent:main:cron:x", &empty()), "direct");

@@ -13,6 +13,7 @@ use crate::duration::{parse_duration_ms, DurationUnit};
 use crate::human_format::{context_percent, format_k_tokens, format_time_ago};
 use crate::listing::{list_row, ListContext};
 use crate::session_key::{parse_agent_session_key, tool_kind};
+use crate::store::entry_view::{Lean, LeanReader};
 use crate::store::scan::StoreScan;
 use crate::store::StoreError;
 use crate::targets::StoreTarget;
@@ -186,15 +187,34 @@ impl ListResult {
 
     /// The printed rows, in order, built one at a time.
     pub fn rows(&self) -> impl Iterator<Item = Map<String, Value>> + '_ {
-        self.selected.iter().filter_map(move |&(si, ei)| {
+        self.rows_with(true)
+    }
+
+    /// The rows; with `lean`, an entry in canonical text (as the gateway writes every
+    /// entry) is read field by field ([`LeanReader`]), any other entry is parsed whole.
+    fn rows_with(&self, lean: bool) -> impl Iterator<Item = Map<String, Value>> + '_ {
+        self.rows_of(&self.selected, lean)
+    }
+
+    /// The rows of `selected` (a part of `self.selected`), as [`ListResult::rows_with`].
+    fn rows_of<'s>(
+        &'s self,
+        selected: &'s [(usize, usize)],
+        lean: bool,
+    ) -> impl Iterator<Item = Map<String, Value>> + 's {
+        let mut reader = LeanReader::default();
+        selected.iter().filter_map(move |&(si, ei)| {
             let scan = &self.scans[si];
+            let (key, ctx) = (scan.key(ei), &self.contexts[si]);
+            if lean && scan.is_direct() {
+                match reader.read(scan.text(), scan.range(ei)) {
+                    Lean::Kept(entry) => return Some(list_row(key, &entry, self.now_ms, ctx)),
+                    Lean::Dropped => return None,
+                    Lean::Full => {}
+                }
+            }
             let entry = scan.entry(ei)?;
-            Some(list_row(
-                scan.key(ei),
-                &entry,
-                self.now_ms,
-                &self.contexts[si],
-            ))
+            Some(list_row(key, &entry, self.now_ms, ctx))
         })
     }
 
@@ -346,6 +366,70 @@ pub fn list_sessions(
     })
 }
 
+/// Rows per part when a long listing is built on several threads.
+const ROWS_PER_PART: usize = 2048;
+
+impl ListResult {
+    /// Writes every row through `render` (which appends one row's text), in order; a long
+    /// listing is built in parts on up to four threads, written as each wave of parts is
+    /// done, so memory stays a few parts' text above the store's.
+    fn write_rows<W: std::io::Write + ?Sized>(
+        &self,
+        w: &mut W,
+        render: &(dyn Fn(&mut String, &Map<String, Value>) + Sync),
+        first: &mut bool,
+        strip_first: usize,
+    ) -> std::io::Result<()> {
+        let mut put = |w: &mut W, text: &str| -> std::io::Result<()> {
+            if text.is_empty() {
+                return Ok(());
+            }
+            let text = if std::mem::take(first) {
+                &text[strip_first..]
+            } else {
+                text
+            };
+            w.write_all(text.as_bytes())
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+        if threads == 1 || self.selected.len() < 4 * ROWS_PER_PART {
+            let mut out = String::with_capacity(1 << 17);
+            for row in self.rows() {
+                render(&mut out, &row);
+                if out.len() > 1 << 16 {
+                    put(w, &out)?;
+                    out.clear();
+                }
+            }
+            return put(w, &out);
+        }
+        for wave in self.selected.chunks(ROWS_PER_PART * threads) {
+            let parts: Vec<String> = std::thread::scope(|s| {
+                let handles: Vec<_> = wave
+                    .chunks(ROWS_PER_PART)
+                    .map(|part| {
+                        s.spawn(move || {
+                            let mut out = String::with_capacity(part.len() * 1024);
+                            for row in self.rows_of(part, true) {
+                                render(&mut out, &row);
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for part in &parts {
+                put(w, part)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Writes the JSON envelope exactly as `openclaw sessions --json` prints it (plus a
 /// final newline), streaming one row at a time.
 pub fn write_envelope_json<W: std::io::Write + ?Sized>(
@@ -413,14 +497,18 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
         out.push_str("[]");
     } else {
         out.push('[');
-        for (i, row) in r.rows().enumerate() {
-            out.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            write_object(&mut out, &row, Some(2));
-            if out.len() > 1 << 16 {
-                w.write_all(out.as_bytes())?;
-                out.clear();
-            }
-        }
+        w.write_all(out.as_bytes())?;
+        out.clear();
+        // Each row after a comma; the first row's comma is cut.
+        r.write_rows(
+            w,
+            &|out, row| {
+                out.push_str(",\n    ");
+                write_object(out, row, Some(2));
+            },
+            &mut true,
+            1,
+        )?;
         out.push_str("\n  ]");
     }
     out.push_str("\n}\n");
@@ -595,4 +683,271 @@ pub fn render_table(r: &ListResult, layout: &Layout) -> String {
     }
     s.push_str(&table.render(layout));
     s
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::context::GlobalOptions;
+    use crate::paths::Environment;
+    use crate::targets::TargetSelection;
+
+    /// A seeded xorshift.
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Members (name, value text) a generated entry picks from: the fields the row reads,
+    /// the deciding fields the load rewrites, unknown fields, deep JSON, escapes, non-ASCII
+    /// text and numbers `JSON.stringify` prints differently from how they are written.
+    fn member_pool(deep: &str) -> Vec<(&'static str, String)> {
+        let mut pool: Vec<(&'static str, String)> = [
+            ("updatedAt", "1779990000000"),
+            ("updatedAt", "\"soon\""),
+            ("updatedAt", "null"),
+            ("updatedAt", "-5"),
+            ("updatedAt", "1e21"),
+            ("sessionFile", "\"/x/a.jsonl\""),
+            ("label", "\"tab\\there \\\"q\\\" \\\\ \\u0001 \\u2028 h\u{e9}llo \u{65e5}\u{672c} \u{1f600}\""),
+            ("label", "\"caf\\u00e9\""),
+            ("model", "\"  claude-sonnet-4 \""),
+            ("model", "\"openai/gpt-5\""),
+            ("modelProvider", "\"anthropic\""),
+            ("providerOverride", "\" OpenAI \""),
+            ("modelOverride", "\"openai/gpt-4.1\""),
+            ("modelOverride", "\"\""),
+            ("contextTokens", "1e21"),
+            ("contextTokens", "-0"),
+            ("contextTokens", "0.1"),
+            ("totalTokens", "12345678901234567890"),
+            ("totalTokens", "-3"),
+            ("totalTokens", "1.5e-7"),
+            ("totalTokens", "\"9\""),
+            ("totalTokensFresh", "false"),
+            ("inputTokens", "-0.0"),
+            ("outputTokens", "1E+2"),
+            ("chatType", "\"group\""),
+            ("chatType", "\"direct\""),
+            ("chatType", "\" Channel \""),
+            ("origin", "{\"chatType\": \"direct\", \"provider\": \"telegram\", \"to\": \"telegram:42\", \"accountId\": \"a1\"}"),
+            ("deliveryContext", "{\"channel\": \"discord\", \"to\": \" discord:7 \"}"),
+            ("lastChannel", "\"slack\""),
+            ("lastTo", "\"slack:U1\""),
+            ("channel", "\"whatsapp\""),
+            ("provider", "\"signal\""),
+            ("room", "\"#general\""),
+            ("spawnedBy", "\"agent:main:main\""),
+            ("spawnedBy", "\"\""),
+            ("acp", "{\"backend\": \"codex\"}"),
+            ("acp", "[]"),
+            ("status", "\"running\""),
+            ("responseUsage", "{\"mode\": \"full\", \"n\": [1, 2.50, -0]}"),
+            ("zzUnknown", "{\"b\": 1, \"a\": [true, null, {\"2\": 0, \"1\": 1}]}"),
+            ("\\u0041scaped", "\"name with an escape\""),
+            ("sessionStartedAt", "1779000000000"),
+            ("skillsSnapshot", "{\"prompt\": \"p\", \"skills\": []}"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect();
+        pool.push(("deep", deep.to_string()));
+        pool
+    }
+
+    /// A store of `n` generated entries; each entry written canonically (as the gateway
+    /// writes it) unless `rng` picks compact text.
+    pub(crate) fn store_text(rng: &mut Rng, n: usize) -> String {
+        let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+        let deeper = format!("{}0{}", "{\"a\": ".repeat(120), "}".repeat(120));
+        let pool = member_pool(&deep);
+        let ids = [
+            "s-ok",
+            "../bad",
+            "",
+            "x y",
+            "7f1c2a3b-0000-4000-8000-000000000001",
+        ];
+        let keys = [
+            "agent:main:main",
+            "agent:main:telegram:direct:42",
+            "agent:main:discord:group:1",
+            "agent:main:cron:nightly:run:1",
+            "agent:main:subagent:abc",
+            "agent:main:acp:abc",
+            "agent:work:main",
+            "global",
+            "main",
+            "Agent:Main:X\u{e9}",
+        ];
+        let mut out = String::from("{");
+        for i in 0..n {
+            let mut members: Vec<(String, String)> = Vec::new();
+            if rng.below(10) != 0 {
+                members.push((
+                    "sessionId".into(),
+                    format!("\"{}{i}\"", ids[rng.below(ids.len())]),
+                ));
+            }
+            for _ in 0..rng.below(12) {
+                let (k, v) = &pool[rng.below(pool.len())];
+                if !members.iter().any(|(m, _)| m == k) {
+                    members.push((k.to_string(), v.clone()));
+                }
+            }
+            if rng.below(40) == 0 {
+                members.push(("deeper".into(), deeper.clone()));
+            }
+            let mut entry = String::from("{");
+            for (j, (k, v)) in members.iter().enumerate() {
+                entry.push_str(if j == 0 { "" } else { "," });
+                entry.push_str(&format!("\"{k}\":{v}"));
+            }
+            entry.push('}');
+            let text = if rng.below(5) == 0 {
+                entry
+            } else {
+                let value = crate::jsjson::parse_value(&entry).unwrap();
+                let mut s = String::new();
+                crate::jsjson::write_pretty_at(&mut s, &value, 1);
+                s
+            };
+            let key = format!("{}{}", keys[rng.below(keys.len())], i);
+            out.push_str(if i == 0 { "\n  " } else { ",\n  " });
+            crate::jsjson::write_string(&mut out, &key);
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        out.push_str("\n}");
+        out
+    }
+
+    /// A context for `--store store`, `HOME` and the state dir in `dir`.
+    pub(crate) fn context(dir: &std::path::Path, store: &std::path::Path) -> StateContext {
+        let env = Environment::from_vars([("HOME", dir.to_string_lossy().into_owned())], dir);
+        StateContext::with_environment(
+            env,
+            GlobalOptions {
+                state_dir: Some(dir.join("state")),
+                config: None,
+                targets: TargetSelection {
+                    store: Some(store.to_string_lossy().into_owned()),
+                    agent: None,
+                    all_agents: false,
+                },
+                now: Some("1780000000000".into()),
+                route: Default::default(),
+            },
+        )
+        .unwrap()
+    }
+
+    /// The listing of a generated store at `path`, `--limit all`.
+    fn listing(dir: &std::path::Path, store: &std::path::Path) -> ListResult {
+        let ctx = context(dir, store);
+        let targets = ctx.targets().unwrap();
+        let opts = ListOptions::parse(None, Some("all"), &[]).unwrap();
+        list_sessions(&ctx, &targets, &opts).unwrap()
+    }
+
+    /// A listing long enough to be built on several threads is written byte for byte as
+    /// one thread writes the full-parse rows (JSON envelope and NDJSON).
+    #[test]
+    fn long_listings_in_parts_equal_one_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions.json");
+        let mut rng = Rng(77);
+        std::fs::write(&store, store_text(&mut rng, 8 * ROWS_PER_PART + 77)).unwrap();
+        let r = listing(dir.path(), &store);
+        assert!(r.count() > 4 * ROWS_PER_PART, "{}", r.count());
+        let mut envelope = Vec::new();
+        write_envelope_json(&mut envelope, &r).unwrap();
+        let envelope = String::from_utf8(envelope).unwrap();
+        let mut rows = String::new();
+        let mut ndjson = String::new();
+        for (i, row) in r.rows_with(false).enumerate() {
+            rows.push_str(if i == 0 { "\n    " } else { ",\n    " });
+            crate::jsjson::write_object(&mut rows, &row, Some(2));
+        }
+        // NDJSON rows also carry the transcript's path and size.
+        for row in r.rows_with_transcripts() {
+            crate::jsjson::write_object(&mut ndjson, &row, None);
+            ndjson.push('\n');
+        }
+        let at = envelope.find("\"sessions\": [").unwrap() + "\"sessions\": [".len();
+        assert_eq!(&envelope[at..], format!("{rows}\n  ]\n}}\n"));
+        let mut nd = Vec::new();
+        write_ndjson(&mut nd, &r).unwrap();
+        assert_eq!(String::from_utf8(nd).unwrap(), ndjson);
+    }
+
+    /// The fast path (entries in canonical text read field by field) gives every row byte
+    /// for byte as the full parse and normalisation of each entry does.
+    #[test]
+    fn lean_rows_equal_full_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions.json");
+        let env = Environment::from_vars(
+            [("HOME", dir.path().to_string_lossy().into_owned())],
+            dir.path(),
+        );
+        for seed in 1..=6u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let text = store_text(&mut rng, 400);
+            std::fs::write(&store, &text).unwrap();
+            let ctx = StateContext::with_environment(
+                env.clone(),
+                GlobalOptions {
+                    state_dir: Some(dir.path().join("state")),
+                    config: None,
+                    targets: TargetSelection {
+                        store: Some(store.to_string_lossy().into_owned()),
+                        agent: None,
+                        all_agents: false,
+                    },
+                    now: Some("1780000000000".into()),
+                    route: Default::default(),
+                },
+            )
+            .unwrap();
+            let targets = ctx.targets().unwrap();
+            let opts = ListOptions::parse(None, Some("all"), &[]).unwrap();
+            let r = list_sessions(&ctx, &targets, &opts).unwrap();
+            let show = |rows: Vec<Map<String, Value>>| -> Vec<String> {
+                rows.into_iter()
+                    .map(|m| crate::jsjson::to_string_compact(&Value::Object(m)))
+                    .collect()
+            };
+            let lean = show(r.rows_with(true).collect());
+            let full = show(r.rows_with(false).collect());
+            assert_eq!(lean.len(), r.count(), "seed {seed}");
+            for (a, b) in lean.iter().zip(&full) {
+                assert_eq!(a, b, "seed {seed}");
+            }
+            assert_eq!(lean.len(), full.len());
+            // Not vacuous: most entries took the fast path, some the full parse.
+            let scan = &r.scans[0];
+            let mut reader = LeanReader::default();
+            let (mut kept, mut dropped) = (0, 0);
+            for i in 0..scan.len() {
+                match reader.read(scan.text(), scan.range(i)) {
+                    Lean::Kept(_) => kept += 1,
+                    Lean::Dropped => dropped += 1,
+                    Lean::Full => {}
+                }
+            }
+            let lean = kept + dropped;
+            assert!(kept > 0 && dropped > 0, "seed {seed}: {kept} {dropped}");
+            assert!(
+                lean > scan.len() / 2 && lean < scan.len(),
+                "seed {seed}: {lean}"
+            );
+        }
+    }
 }

@@ -13,6 +13,7 @@ use crate::context::StateContext;
 use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
 use crate::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::maintenance::store_pass::{PassMode, StoreFacts};
 use crate::session_key::{parse_agent_session_key, resolve_store_key};
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
 use crate::store_lock::{LockWait, StoreLock, StoreLockError};
@@ -481,6 +482,8 @@ pub struct DeleteOutcome {
     pub archived: Vec<(PathBuf, PathBuf)>,
     /// Trajectory sidecars removed.
     pub removed_sidecars: Vec<PathBuf>,
+    /// The index of its store in the stores [`delete`] returns.
+    pub store: usize,
     /// Whether the transcript was kept because another entry shares the sessionId.
     pub transcript_shared: bool,
     /// The key's signal state forgotten in the state database (`signals.md` §3.8), when it exists;
@@ -491,71 +494,172 @@ pub struct DeleteOutcome {
 
 /// `delete KEY…`: removes entries, archives their transcripts as `.deleted.<ts>` unless
 /// another entry shares the sessionId, and removes their trajectory sidecars.
-/// Every key must resolve before anything is changed.
+///
+/// Each key goes to its own store ([`target_for_key`]); every store of the batch is locked
+/// (in path order) and every key resolved before anything is changed, then each store is
+/// written once. `O(n + k)` per store of `n` entries for `k` keys. Returns the stores (in
+/// the order of their first key) and one outcome per distinct entry, in request order.
 pub fn delete(
     ctx: &StateContext,
     requests: &[String],
     opts: WriteOptions,
-) -> Result<(StoreTarget, Vec<DeleteOutcome>), OpsError> {
-    let first = requests.first().map(String::as_str).unwrap_or("");
-    let target = target_for_key(ctx, first)?;
+) -> Result<(Vec<StoreTarget>, Vec<DeleteOutcome>), OpsError> {
+    // The stores, in the order of their first request, and each request's store.
+    let mut targets: Vec<StoreTarget> = Vec::new();
+    let mut of_request: Vec<usize> = Vec::with_capacity(requests.len());
+    let explicit = {
+        let sel = &ctx.options.targets;
+        (sel.store.is_some() || sel.agent.is_some()) && !sel.all_agents
+    };
+    let mut by_path: std::collections::HashMap<PathBuf, usize> = Default::default();
+    for r in requests {
+        let t = if explicit && !targets.is_empty() {
+            targets[0].clone()
+        } else {
+            target_for_key(ctx, r)?
+        };
+        let next = targets.len();
+        let i = *by_path.entry(t.store_path.clone()).or_insert(next);
+        if i == next {
+            targets.push(t);
+        }
+        of_request.push(i);
+    }
+    if targets.is_empty() {
+        targets.push(target_for_key(ctx, "")?);
+    }
     if !opts.dry_run {
         check_live_gateway(ctx)?;
     }
-    let _lock = lock_store(&target, opts)?;
-    let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
-    let resolver = resolver_for(ctx, &target);
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in requests {
-        let m = find(&store, ctx, r)?;
-        if !keys.iter().any(|(_, k)| *k == m.store_key) {
-            keys.push((r.clone(), m.store_key));
+    // Locks in path order, so two batches over the same stores never wait on each other.
+    let mut lock_order: Vec<usize> = (0..targets.len()).collect();
+    lock_order.sort_by(|&a, &b| targets[a].store_path.cmp(&targets[b].store_path));
+    let mut _locks = Vec::with_capacity(targets.len());
+    for &i in &lock_order {
+        _locks.push(lock_store(&targets[i], opts)?);
+    }
+    // The stores as maintenance reads them: each entry's facts and its text as the save
+    // pass writes it, without building the entries (a delete is a prune of these keys).
+    let mut stores = Vec::with_capacity(targets.len());
+    for t in &targets {
+        let dir = t.store_path.parent().map(PathBuf::from).unwrap_or_default();
+        stores.push(StoreFacts::read(&t.store_path, &dir, PassMode::Apply)?);
+    }
+    // Every request resolves before anything changes; the first of duplicates counts.
+    let key_ctx = ctx.key_context();
+    let mut picked: Vec<(usize, String, usize)> = Vec::new();
+    let mut alive: Vec<Vec<bool>> = stores.iter().map(|s| vec![true; s.len()]).collect();
+    for (si, store) in stores.iter().enumerate() {
+        let facts = store.facts();
+        let position: crate::fx_hash::FxHashMap<&str, usize> = facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.key.as_str(), i))
+            .collect();
+        let mut finder = lifecycle::KeyFinder::over(
+            facts
+                .iter()
+                .map(|f| {
+                    (
+                        f.key.as_str(),
+                        f.updated_at.unwrap_or(0.0),
+                        f.session_id.as_deref(),
+                    )
+                })
+                .collect(),
+            &key_ctx,
+        );
+        for (ri, r) in requests.iter().enumerate() {
+            if of_request[ri] != si {
+                continue;
+            }
+            let m = finder.find(r).ok_or_else(|| {
+                OpsError::Lifecycle(LifecycleError::NotFound {
+                    store: store.path().to_path_buf(),
+                    key: r.clone(),
+                })
+            })?;
+            let Some(&i) = position.get(m.store_key.as_str()) else {
+                continue;
+            };
+            if std::mem::replace(&mut alive[si][i], false) {
+                picked.push((ri, r.clone(), i));
+            }
         }
     }
-    let mut removed: Vec<(String, String, Map<String, Value>)> = Vec::new();
-    for (r, k) in &keys {
-        if let Some(Value::Object(e)) = store.remove_entry(k) {
-            removed.push((r.clone(), k.clone(), e));
-        }
-    }
-    let mut plans = Vec::new();
-    for (request, key, entry) in removed {
-        let session_id = entry
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let shared = session_id.as_deref().is_some_and(|id| {
-            store
-                .entries()
-                .values()
-                .any(|v| v.get("sessionId").and_then(Value::as_str) == Some(id))
-        });
+    // Request order, as given.
+    picked.sort_by_key(|p| p.0);
+    let picked: Vec<(usize, String, usize)> = picked
+        .into_iter()
+        .map(|(ri, r, i)| (of_request[ri], r, i))
+        .collect();
+    // The transcripts stay where another entry left in the store shares the sessionId.
+    let session_ids_left: Vec<crate::fx_hash::FxHashSet<&str>> = stores
+        .iter()
+        .zip(&alive)
+        .map(|(s, alive)| {
+            s.facts()
+                .iter()
+                .zip(alive)
+                .filter(|(_, a)| **a)
+                .filter_map(|(f, _)| f.session_id.as_deref())
+                .collect()
+        })
+        .collect();
+    let resolvers: Vec<TranscriptResolver> = targets.iter().map(|t| resolver_for(ctx, t)).collect();
+    let mut plans = Vec::with_capacity(picked.len());
+    for (si, request, i) in picked {
+        let facts = &stores[si].facts()[i];
+        let resolver = &resolvers[si];
+        let key = facts.key.clone();
+        let session_id = facts.session_id.clone();
+        let shared = session_id
+            .as_deref()
+            .is_some_and(|id| session_ids_left[si].contains(id));
         let candidates: Vec<DataPath> = match (&session_id, shared) {
             (Some(id), false) => resolver
-                .candidates(id, entry.get("sessionFile").and_then(Value::as_str), None)
+                .candidates(id, facts.session_file.as_deref(), None)
                 .into_iter()
                 .filter(|p| resolver.is_inside(p))
                 .collect(),
             _ => Vec::new(),
         };
-        plans.push((request, key, session_id, shared, candidates));
+        plans.push((si, request, key, session_id, shared, candidates));
     }
-    let all_candidates: Vec<DataPath> = plans.iter().flat_map(|p| p.4.iter().cloned()).collect();
+    let all_candidates: Vec<DataPath> = plans.iter().flat_map(|p| p.5.iter().cloned()).collect();
     let guards = if opts.dry_run {
         Vec::new()
     } else {
         lock_transcripts(ctx, &all_candidates)?
     };
     if !opts.dry_run {
-        store.save()?;
+        for (store, alive) in stores.iter().zip(&alive) {
+            store.save(alive)?;
+        }
     }
+    let agents: Vec<String> = plans
+        .iter()
+        .map(|p| {
+            parse_agent_session_key(&p.2)
+                .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
+                .unwrap_or_else(|| targets[p.0].agent_id.clone())
+        })
+        .collect();
+    let forgotten: Vec<(&str, &str)> = plans
+        .iter()
+        .zip(&agents)
+        .map(|(p, a)| (p.2.as_str(), a.as_str()))
+        .collect();
+    let mut signal_states =
+        crate::signals::lifecycle::on_sessions_deleted(ctx, &forgotten, opts.dry_run).into_iter();
     let mut out = Vec::new();
-    for (request, key, session_id, shared, candidates) in plans {
+    for (si, request, key, session_id, shared, candidates) in plans {
+        let resolver = &resolvers[si];
         let mut removed_sidecars = Vec::new();
         for c in &candidates {
             removed_sidecars.extend(lifecycle::remove_trajectory_sidecars(
                 c,
-                &resolver,
+                resolver,
                 opts.dry_run,
             )?);
         }
@@ -572,23 +676,19 @@ pub fn delete(
             clock,
             opts.dry_run,
         )?;
-        let agent = parse_agent_session_key(&key)
-            .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
-            .unwrap_or_else(|| target.agent_id.clone());
-        let signal_state =
-            crate::signals::lifecycle::on_session_deleted(ctx, &key, &agent, opts.dry_run);
         out.push(DeleteOutcome {
+            store: si,
             request,
             key,
             session_id,
             archived,
             removed_sidecars,
             transcript_shared: shared,
-            signal_state,
+            signal_state: signal_states.next().flatten(),
         });
     }
     drop(guards);
-    Ok((target, out))
+    Ok((targets, out))
 }
 
 /// One `sessionFile` that `relocate` points (or would point) at this state dir.
@@ -772,4 +872,47 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         freshness,
         exemption,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session_list::tests::{context, store_text, Rng};
+
+    /// A batch delete writes the store byte for byte as loading it whole, removing the
+    /// keys one by one and saving does (the gateway's delete), on generated stores with
+    /// canonical and other entries, odd values, dropped entries and aliases.
+    #[test]
+    fn batch_delete_writes_what_load_remove_save_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("a/sessions.json");
+        let theirs = dir.path().join("b/sessions.json");
+        std::fs::create_dir_all(ours.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+        for seed in 1..=4u64 {
+            let text = store_text(&mut Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D)), 300);
+            std::fs::write(&ours, &text).unwrap();
+            std::fs::write(&theirs, &text).unwrap();
+            let mut store = SessionStore::load(&theirs, LoadOptions::default()).unwrap();
+            let keys: Vec<String> = store
+                .entries()
+                .keys()
+                .enumerate()
+                .filter(|(i, _)| i % 3 == 0)
+                .map(|(_, k)| k.clone())
+                .collect();
+            for k in &keys {
+                store.remove_entry(k);
+            }
+            store.save().unwrap();
+            let ctx = context(dir.path(), &ours);
+            let (_, out) = delete(&ctx, &keys, WriteOptions::default()).unwrap();
+            assert_eq!(out.len(), keys.len());
+            assert_eq!(
+                std::fs::read_to_string(&ours).unwrap(),
+                std::fs::read_to_string(&theirs).unwrap(),
+                "seed {seed}"
+            );
+        }
+    }
 }

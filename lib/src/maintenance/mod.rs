@@ -18,7 +18,7 @@
 pub mod archive;
 pub mod artifacts;
 pub mod config;
-pub mod deciding_fields;
+pub use crate::store::deciding_fields;
 pub mod dir_snapshot;
 pub mod disk_budget;
 pub mod files;

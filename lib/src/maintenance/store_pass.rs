@@ -16,13 +16,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 
-use super::deciding_fields::{is_deciding_field, DecidingFields};
 use super::halves::{fill_in_halves, Half};
 use crate::atomic_file::PendingReplace;
 use crate::fx_hash::{FxBuild, FxHashMap, FxHashSet};
 use crate::jsjson;
 use crate::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
+use crate::store::deciding_fields::{is_deciding_field, DecidingFields};
 use crate::store::entry_fields::EntryFields;
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
@@ -319,24 +319,6 @@ impl Chunk {
     }
 }
 
-/// A canonical value's text read as `JSON.parse` reads it (plain strings and small
-/// integers without the parser).
-fn canonical_value(raw: &str) -> Option<Value> {
-    let b = raw.as_bytes();
-    match b.first()? {
-        b'"' if !b.iter().any(|&c| c == b'\\' || c == 0xF4) => {
-            Some(Value::String(raw[1..raw.len() - 1].to_string()))
-        }
-        b'0'..=b'9' if b.len() <= 15 && b.iter().all(u8::is_ascii_digit) => {
-            raw.parse::<u64>().ok().map(Value::from)
-        }
-        b't' => Some(Value::Bool(true)),
-        b'f' => Some(Value::Bool(false)),
-        b'n' => Some(Value::Null),
-        _ => jsjson::parse_value(raw).ok(),
-    }
-}
-
 /// The canonical `promptRef` a load and a save give back as it is: `(hash, bytes)` when
 /// `snapshot` has no `prompt` and ends with `promptRef: {version: 1, algorithm:
 /// "sha256", hash, bytes}` exactly.
@@ -414,7 +396,7 @@ fn lean_entry(
         if !is_deciding_field(name) {
             continue;
         }
-        let Some(v) = canonical_value(&text[m.value.clone()]) else {
+        let Some(v) = canonical::read_value(&text[m.value.clone()]) else {
             return Lean::Full;
         };
         mini.insert_deciding(name, v);
@@ -1030,6 +1012,11 @@ impl StoreFacts {
         self.scan.key(self.raw_index[i])
     }
 
+    /// The facts of every surviving entry, in store order (until taken).
+    pub fn facts(&self) -> &[Facts] {
+        &self.entries
+    }
+
     /// Moves the facts out (into a working set).
     pub fn take_facts(&mut self) -> Vec<Facts> {
         std::mem::take(&mut self.entries)
@@ -1618,7 +1605,7 @@ mod lean_timing {
             if is_deciding_field(name) {
                 mini.insert(
                     name.to_string(),
-                    canonical_value(&text[m.value.clone()]).unwrap(),
+                    canonical::read_value(&text[m.value.clone()]).unwrap(),
                 );
             }
         }

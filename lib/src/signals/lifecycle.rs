@@ -119,7 +119,19 @@ pub fn on_session_deleted(
     agent_id: &str,
     dry_run: bool,
 ) -> Option<Result<Forgotten, CleanupError>> {
-    let left = Left {
+    on_sessions_deleted(ctx, &[(key, agent_id)], dry_run)
+        .pop()
+        .flatten()
+}
+
+/// [`on_session_deleted`] for a batch of (key, agent id), the database opened once; one
+/// result per key, in order.
+pub fn on_sessions_deleted(
+    ctx: &StateContext,
+    deleted: &[(&str, &str)],
+    dry_run: bool,
+) -> Vec<Option<Result<Forgotten, CleanupError>>> {
+    let left = |key| Left {
         key,
         dry_run,
         what: "the signal state (events, head, upstream link, watch cursors)",
@@ -127,8 +139,20 @@ pub fn on_session_deleted(
     };
     let mut db = match open_signal_log(ctx, dry_run) {
         Ok(Some(db)) => db,
-        Ok(None) => return None,
-        Err(e) => return Some(Err(left.because(&e))),
+        Ok(None) => return deleted.iter().map(|_| None).collect(),
+        Err(e) => {
+            return deleted
+                .iter()
+                .map(|(key, _)| Some(Err(left(key).because(&e))))
+                .collect()
+        }
     };
-    Some(journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| left.because(&e)))
+    deleted
+        .iter()
+        .map(|(key, agent_id)| {
+            Some(
+                journal::forget(&mut db, key, agent_id, dry_run).map_err(|e| left(key).because(&e)),
+            )
+        })
+        .collect()
 }

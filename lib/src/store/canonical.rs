@@ -152,6 +152,24 @@ pub fn literal_text(literal: &str) -> Option<std::borrow::Cow<'_, str>> {
         .map(std::borrow::Cow::Owned)
 }
 
+/// A canonical value's text read as `JSON.parse` reads it (plain strings and small
+/// integers without the parser).
+pub fn read_value(raw: &str) -> Option<serde_json::Value> {
+    let b = raw.as_bytes();
+    match b.first()? {
+        b'"' if !b.iter().any(|&c| c == b'\\' || c == 0xF4) => {
+            Some(serde_json::Value::String(raw[1..raw.len() - 1].to_string()))
+        }
+        b'0'..=b'9' if b.len() <= 15 && b.iter().all(u8::is_ascii_digit) => {
+            raw.parse::<u64>().ok().map(serde_json::Value::from)
+        }
+        b't' => Some(serde_json::Value::Bool(true)),
+        b'f' => Some(serde_json::Value::Bool(false)),
+        b'n' => Some(serde_json::Value::Null),
+        _ => crate::jsjson::parse_value(raw).ok(),
+    }
+}
+
 /// The eight bytes of `b` from `i` (which has eight left), as one little-endian word.
 fn word_at(b: &[u8], i: usize) -> u64 {
     let mut w = [0u8; 8];

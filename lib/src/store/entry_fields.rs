@@ -1,6 +1,6 @@
 //! The top-level fields of one store entry, as the load normalisation reads and writes
 //! them: a whole entry (`serde_json::Map`), or only the fields that decide it
-//! (`maintenance::deciding_fields`), which a reader of 100k entries fills without hashing
+//! (`store::deciding_fields`), which a reader of 100k entries fills without hashing
 //! every name.
 
 use serde_json::{Map, Value};
@@ -66,5 +66,19 @@ impl EntryFields for Map<String, Value> {
 
     fn field_names(&self) -> impl Iterator<Item = &str> + '_ {
         self.keys().map(String::as_str)
+    }
+}
+
+/// Read access to an entry's top-level fields: what the listing's row builders need, from
+/// a whole entry or from an [`super::entry_view::LeanEntry`] that parses a field only when
+/// it is asked for.
+pub trait EntryView {
+    /// The value of `key`.
+    fn get(&self, key: &str) -> Option<&Value>;
+}
+
+impl<T: EntryFields + ?Sized> EntryView for T {
+    fn get(&self, key: &str) -> Option<&Value> {
+        EntryFields::get(self, key)
     }
 }

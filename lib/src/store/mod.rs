@@ -7,7 +7,9 @@
 //! replace.
 
 pub mod canonical;
+pub mod deciding_fields;
 pub mod entry_fields;
+pub mod entry_view;
 pub mod file_text;
 pub mod normalize;
 pub mod prompt_blobs;
