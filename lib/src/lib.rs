@@ -3,6 +3,7 @@
 //! Every format, rule and algorithm of the toolkit lives here; the `claw-*` binaries
 //! only parse arguments, call in and print. One concept per module.
 
+pub mod agent_db;
 pub mod artifact;
 pub mod atomic_file;
 pub mod byte_size;

@@ -71,6 +71,9 @@ pub enum SessionError {
     /// The store or its options failed.
     #[error(transparent)]
     Ops(#[from] OpsError),
+    /// The agent database refused or failed.
+    #[error(transparent)]
+    AgentDb(crate::agent_db::AgentDbError),
 }
 
 impl ExitCode for SessionError {
@@ -80,6 +83,7 @@ impl ExitCode for SessionError {
             SessionError::Ambiguous { .. } => exit::USAGE,
             SessionError::BadPath { .. } | SessionError::Foreign { .. } => exit::DATA_ERR,
             SessionError::Ops(e) => e.exit_code(),
+            SessionError::AgentDb(e) => e.exit_code(),
         }
     }
 }
@@ -105,6 +109,9 @@ pub struct SessionRef {
     /// When the transcript lies outside the state dir being worked on: where, and its
     /// counterpart here (reads say so; [`SessionRef::for_writing`] refuses).
     pub foreign: Option<ForeignTranscript>,
+    /// The agent database the session comes from (2026.8+ layout): `file` is then a
+    /// private decoded copy of its events, and writes are refused.
+    pub agent_db: Option<PathBuf>,
 }
 
 impl SessionRef {
@@ -112,6 +119,14 @@ impl SessionRef {
     /// both paths) when the transcript lies outside the state dir being worked on, where
     /// a write would change a file this state dir's gateway may not even read.
     pub fn for_writing(self) -> Result<SessionRef, SessionError> {
+        if let Some(db) = &self.agent_db {
+            return Err(SessionError::AgentDb(
+                crate::agent_db::AgentDbError::WriteRefused {
+                    path: db.clone(),
+                    what: "a write of the transcript".into(),
+                },
+            ));
+        }
         match &self.foreign {
             Some(f) => Err(SessionError::Foreign {
                 key: self.key.clone().unwrap_or_else(|| self.display_key.clone()),
@@ -164,6 +179,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
             session_id,
             display_key: arg.to_string(),
             foreign: None,
+            agent_db: None,
         });
     }
     let kc = ctx.key_context();
@@ -228,6 +244,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                         session_id: Some(id.to_string()),
                         display_key: id.to_string(),
                         foreign: None,
+                        agent_db: None,
                     });
                 }
             }
@@ -260,6 +277,7 @@ fn session_ref(
         session_id,
         display_key,
         foreign: shown.transcript_foreign,
+        agent_db: shown.agent_db,
     })
 }
 
