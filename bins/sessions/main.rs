@@ -290,17 +290,24 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
 
 fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let s = session_ops::show(ctx, key).or_fail()?;
-    let transcript = match &s.transcript {
-        Ok(p) => json!(p.path().to_string_lossy()),
-        Err(_) => Value::Null,
+    // The agent-DB layout: the store and the transcript are the database (the copy read
+    // from it is private to this run).
+    let transcript = match (&s.agent_db, &s.transcript) {
+        (Some(db), _) => json!(db.to_string_lossy()),
+        (None, Ok(p)) => json!(p.path().to_string_lossy()),
+        (None, Err(_)) => Value::Null,
     };
+    let store_path = s
+        .agent_db
+        .clone()
+        .unwrap_or_else(|| s.target.store_path.clone());
     let mut doc = Map::new();
     doc.insert("key".into(), json!(s.matched.store_key));
     doc.insert("agentId".into(), json!(s.target.agent_id));
-    doc.insert(
-        "storePath".into(),
-        json!(s.target.store_path.to_string_lossy()),
-    );
+    doc.insert("storePath".into(), json!(store_path.to_string_lossy()));
+    if s.agent_db.is_some() {
+        doc.insert("layout".into(), json!("db"));
+    }
     doc.insert("transcriptPath".into(), transcript);
     doc.insert("transcriptExists".into(), json!(s.transcript_exists));
     if let Err(e) = &s.transcript {
@@ -336,11 +343,11 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
         OutputMode::Text => {
             let mut t = text_line(&format!("Key:        {}", s.matched.store_key));
             t.push_str(&text_line(&format!("Agent:      {}", s.target.agent_id)));
-            t.push_str(&text_line(&format!(
-                "Store:      {}",
-                s.target.store_path.display()
-            )));
+            t.push_str(&text_line(&format!("Store:      {}", store_path.display())));
             t.push_str(&text_line(&match &s.transcript {
+                Ok(_) if s.agent_db.is_some() => {
+                    format!("Transcript: transcript_events of {}", store_path.display())
+                }
                 Ok(p) => format!(
                     "Transcript: {}{}",
                     p.path().display(),
