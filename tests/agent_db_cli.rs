@@ -232,3 +232,139 @@ fn layout_files_forces_the_legacy_files_and_leftovers_are_reported() {
         "{err}"
     );
 }
+
+/// The legacy JSONL 9.6 imported for `key` (moved byte-identical into the import
+/// archive), copied to `<dir>/<sid>.jsonl`.
+fn legacy_copy(
+    home: &std::path::Path,
+    agent: &str,
+    key: &str,
+    sid: &str,
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let arch = home.join(format!(
+        ".openclaw/agents/{agent}/session-sqlite-import-archive"
+    ));
+    let prefix = format!("{}.{sid}.jsonl.imported-", key.replace(':', "_"));
+    let found = std::fs::read_dir(&arch)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no archive {prefix} in {}", arch.display()));
+    let to = dir.join(format!("{sid}.jsonl"));
+    std::fs::copy(found.path(), &to).unwrap();
+    to
+}
+
+fn session_ids(home: &std::path::Path, agent: &str) -> Vec<(String, String)> {
+    let o = std::process::Command::new("sqlite3")
+        .arg(db_of(home, agent))
+        .arg("SELECT session_key || char(9) || current_session_id FROM session_nodes ORDER BY session_key")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let (k, s) = l.split_once('\t').unwrap();
+            (k.to_string(), s.to_string())
+        })
+        .collect()
+}
+
+fn ok_stdout(o: std::process::Output, what: &str) -> String {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `cat` gives every event in seq order, compressed rows included, each equal (as JSON)
+/// to the line 9.6 imported; the big image line is a zstd row.
+#[test]
+fn cat_gives_every_event_in_seq_order_compressed_rows_included() {
+    let Some(h) = imported_home() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let mut saw_zstd_line = false;
+    for agent in agent_db_support::AGENTS {
+        let db = db_of(h.path(), agent);
+        for (key, sid) in session_ids(h.path(), agent) {
+            let out = ok_stdout(ours(h.path(), "claw-transcript", &["cat", &key]), &key);
+            let mine: Vec<Value> = out
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let legacy = legacy_copy(h.path(), agent, &key, &sid, scratch.path());
+            let theirs: Vec<Value> = std::fs::read_to_string(&legacy)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(mine.len(), theirs.len(), "{key}: event count");
+            assert_eq!(mine, theirs, "{key}: events as imported");
+            let n = rusqlite_count(
+                &db,
+                &format!("SELECT count(*) FROM transcript_events WHERE session_id = '{sid}'"),
+            );
+            assert_eq!(n as usize, mine.len(), "{key}: one line per row");
+            let z = rusqlite_count(
+                &db,
+                &format!("SELECT count(*) FROM transcript_events WHERE session_id = '{sid}' AND event_zstd IS NOT NULL"),
+            );
+            if z > 0 && out.contains("\"type\":\"image\"") {
+                saw_zstd_line = true;
+            }
+        }
+    }
+    assert!(
+        saw_zstd_line,
+        "the image line is stored compressed and read back"
+    );
+}
+
+/// history, tail, tree and stats on the DB equal the same commands on the legacy JSONL.
+#[test]
+fn history_tail_tree_stats_on_the_db_equal_the_file_layout() {
+    let Some(h) = imported_home() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    for agent in agent_db_support::AGENTS {
+        for (key, sid) in session_ids(h.path(), agent) {
+            let legacy = legacy_copy(h.path(), agent, &key, &sid, scratch.path());
+            let lp = legacy.to_string_lossy().into_owned();
+            for args in [
+                vec!["--json", "history", "--include-tools"],
+                vec!["--json", "history", "--limit", "2"],
+                vec![
+                    "--json", "history", "--page", "--offset", "1", "--limit", "2",
+                ],
+                vec!["tail", "-n", "3"],
+                vec!["--json", "tree"],
+                vec!["--json", "stats"],
+            ] {
+                let mut a = args.clone();
+                a.push(&key);
+                let mine = ok_stdout(ours(h.path(), "claw-transcript", &a), &format!("{a:?}"));
+                let mut b = args.clone();
+                b.push(&lp);
+                let theirs = ok_stdout(ours(h.path(), "claw-transcript", &b), &format!("{b:?}"));
+                let norm = |s: &str| -> String {
+                    match serde_json::from_str::<Value>(s) {
+                        Ok(mut v) => {
+                            if let Some(o) = v.as_object_mut() {
+                                o.remove("sessionKey");
+                                o.remove("path");
+                                o.remove("file");
+                                // The DB holds lines re-serialised (`\u00e9` as `é`).
+                                o.remove("bytes");
+                            }
+                            v.to_string()
+                        }
+                        Err(_) => s.to_string(),
+                    }
+                };
+                assert_eq!(norm(&mine), norm(&theirs), "{key}: {args:?}");
+            }
+        }
+    }
+}

@@ -268,8 +268,13 @@ fn session_ref(
         .get("sessionId")
         .and_then(Value::as_str)
         .map(String::from);
+    // A copy decoded from the agent DB is named by the database and the session.
+    let path = match (&shown.agent_db, &session_id) {
+        (Some(db), Some(sid)) => PathBuf::from(format!("{}#{sid}", db.display())),
+        _ => file.path().to_path_buf(),
+    };
     Ok(SessionRef {
-        path: file.path().to_path_buf(),
+        path,
         file,
         key: Some(key),
         target: Some(shown.target),
