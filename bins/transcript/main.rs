@@ -151,6 +151,9 @@ enum Command {
         /// Every transcript of the agent(s), cross-checked with the store and lock files.
         #[arg(long)]
         all: bool,
+        /// On the agent DB layout: `PRAGMA integrity_check` instead of the faster `quick_check`.
+        #[arg(long)]
+        integrity: bool,
     },
     /// The gateway's repair pass (and header recovery), atomically under the write lock.
     Repair {
@@ -250,7 +253,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             api,
         } => context_cmd(&ctx, &session, raw, no_replay, api),
         Command::Stats { session } => stats_cmd(&ctx, mode, &session),
-        Command::Check { sessions, all } => check_cmd(&ctx, mode, &sessions, all),
+        Command::Check {
+            sessions,
+            all,
+            integrity,
+        } => check_cmd(&ctx, mode, &sessions, all, integrity),
         Command::Repair {
             session,
             trim_torn_tail,
@@ -799,7 +806,12 @@ fn check_cmd(
     mode: OutputMode,
     sessions: &[String],
     all: bool,
+    integrity: bool,
 ) -> Result<(), Failure> {
+    let db_opts = |session_id: Option<String>| clawstate::agent_db::check::DbCheckOptions {
+        integrity,
+        session_id,
+    };
     if sessions.is_empty() && !all {
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
@@ -823,6 +835,16 @@ fn check_cmd(
         };
     for arg in sessions {
         let s = resolve(ctx, arg)?;
+        if let (Some(db), Some(t)) = (&s.agent_db, &s.target) {
+            let (f, _) = clawstate::agent_db::check::check_or_report(
+                db,
+                &t.store_path,
+                &db_opts(s.session_id.clone()),
+            );
+            findings.extend(f);
+            files += 1;
+            continue;
+        }
         match check::check_file(&s.file) {
             Ok(r) => findings.extend(r.findings),
             Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
@@ -838,7 +860,19 @@ fn check_cmd(
     }
     if all {
         let settings = lock_settings(ctx);
+        let mut db_layout = false;
         for target in ctx.targets().or_fail()? {
+            if let Some(db) = clawstate::agent_db::layout::db_for_store(&target.store_path) {
+                let (f, n) = clawstate::agent_db::check::check_or_report(
+                    &db,
+                    &target.store_path,
+                    &db_opts(None),
+                );
+                findings.extend(f);
+                files += n;
+                db_layout = true;
+                continue;
+            }
             let store =
                 clawstate::store::SessionStore::load(&target.store_path, Default::default())
                     .or_fail()?;
@@ -980,6 +1014,11 @@ fn check_cmd(
                     ));
                 }
             }
+        }
+        if db_layout {
+            findings.extend(clawstate::agent_db::check::stale_holders(
+                &ctx.layout.state_dir,
+            ));
         }
     }
     let errors = findings

@@ -18,6 +18,7 @@
 //! `sessions.json` object every store reader already parses) and transcripts
 //! ([`events`]: `transcript_events` in seq order, `event_json` or zstd `event_zstd`).
 
+pub mod check;
 pub mod events;
 pub mod layout;
 pub mod store_text;
