@@ -158,6 +158,14 @@ enum Command {
     /// the write leaves a store that references no archived file; the next run finishes
     /// the journal's renames.
     Cleanup(CleanupArgs),
+    /// Where the bytes of the agent database are (the 2026.8+ layout): per agent and per
+    /// session, events and their bytes as stored and decoded, the largest events, inline
+    /// base64 images, archives, the WAL's and the FTS index's share.
+    Du {
+        /// How many sessions (text) and largest events to show.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
 }
 
 /// Options of `cleanup` (the same names and meaning as `openclaw sessions cleanup`).
@@ -253,6 +261,47 @@ fn run(cli: Cli) -> Result<(), Failure> {
             chat_type,
         }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
         Some(Command::Cleanup(a)) => cleanup(&ctx, mode, &a),
+        Some(Command::Du { top }) => du(&ctx, mode, top),
+    }
+}
+
+fn du(ctx: &StateContext, mode: OutputMode, top: usize) -> Result<(), Failure> {
+    use clawstate::agent_db::{du, layout};
+    let mut docs = Vec::new();
+    let mut text = String::new();
+    for t in ctx.targets().or_fail()? {
+        let Some(db) = layout::db_for_store(&t.store_path) else {
+            warn(
+                PROG,
+                &format!(
+                    "agent {}: sessions are in files ({}), not an agent database; `du` measures the database layout",
+                    t.agent_id,
+                    t.store_path.display()
+                ),
+            );
+            continue;
+        };
+        let u = du::usage(&db, &t.store_path, top).map_err(|e| Failure::from_error(PROG, &e))?;
+        docs.push(du::to_json(&t.agent_id, &u));
+        text.push_str(&du::render_text(&t.agent_id, &u, top));
+    }
+    if docs.is_empty() {
+        return Err(Failure::new(
+            exit::NOT_FOUND,
+            "du: no agent database (the 2026.8+ layout) among the selected agents",
+        ));
+    }
+    match mode {
+        OutputMode::Json => print_json(&json!({ "agents": docs })),
+        OutputMode::Ndjson => {
+            let mut s = String::new();
+            for d in &docs {
+                s.push_str(&clawstate::jsjson::to_string_compact(d));
+                s.push('\n');
+            }
+            out(&s)
+        }
+        OutputMode::Text => out(&text),
     }
 }
 

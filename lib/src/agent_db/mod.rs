@@ -19,6 +19,7 @@
 //! ([`events`]: `transcript_events` in seq order, `event_json` or zstd `event_zstd`).
 
 pub mod check;
+pub mod du;
 pub mod events;
 pub mod layout;
 pub mod store_text;
