@@ -298,7 +298,16 @@ fn print_doc(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Resu
 /// A `SESSION` to read: a transcript outside the state dir is read as the gateway reads it,
 /// with a warning.
 fn resolve(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
-    let s = session::resolve(ctx, arg).or_fail()?;
+    resolve_scoped(ctx, arg, session::CopyScope::Whole)
+}
+
+/// [`resolve`] for a bounded read of the end (a DB transcript is copied only that far).
+fn resolve_scoped(
+    ctx: &StateContext,
+    arg: &str,
+    scope: session::CopyScope,
+) -> Result<session::SessionRef, Failure> {
+    let s = session::resolve_scoped(ctx, arg, scope).or_fail()?;
     if let Some(w) = s.foreign_warning() {
         warn(PROG, &w);
     }
@@ -445,7 +454,12 @@ fn history_cmd(
             "--limit must be a positive integer",
         ));
     }
-    let s = resolve(ctx, arg)?;
+    // The first page is a bounded read of the end (`chat_history`).
+    let scope = match (offset, limit) {
+        (None, _) => session::CopyScope::Tail(tail::CHAT_HISTORY_TAIL_BYTES),
+        _ => session::CopyScope::Whole,
+    };
+    let s = resolve_scoped(ctx, arg, scope)?;
     let q = tail::HistoryQuery {
         limit,
         offset,
@@ -521,7 +535,15 @@ fn tail_cmd(
     follow: bool,
     raw: bool,
 ) -> Result<(), Failure> {
-    let s = resolve(ctx, arg)?;
+    let s = if follow {
+        resolve(ctx, arg)?
+    } else {
+        resolve_scoped(
+            ctx,
+            arg,
+            session::CopyScope::Tail(tail::RECENT_MESSAGES_MAX_BYTES),
+        )?
+    };
     let mode = if mode == OutputMode::Json {
         OutputMode::Ndjson
     } else {

@@ -207,24 +207,25 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
     let matched = find(&store, ctx, request)?;
     let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
     if let Some(db_path) = crate::agent_db::layout::db_for_store(&target.store_path) {
+        // The transcript is `transcript_events`: readers get a decoded copy from
+        // `transcript::session`, made only when and as far as they need it.
         let db = crate::agent_db::AgentDb::open(&db_path).map_err(StoreError::from)?;
-        let sid = entry
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let copy = crate::agent_db::events::materialize(&db, &sid).map_err(StoreError::from)?;
-        let exists = copy.is_some();
+        let sid = entry.get("sessionId").and_then(Value::as_str).unwrap_or("");
+        let exists = crate::agent_db::events::has_events(&db, sid).map_err(StoreError::from)?;
+        let transcript = Err(format!(
+            "{}: {} for session {sid:?}",
+            db_path.display(),
+            if exists {
+                "transcript_events"
+            } else {
+                "no transcript_events"
+            }
+        ));
         return Ok(ShownEntry {
             target,
             matched,
             entry,
-            transcript: copy.ok_or_else(|| {
-                format!(
-                    "{}: no transcript_events for session {sid:?}",
-                    db_path.display()
-                )
-            }),
+            transcript,
             transcript_exists: exists,
             transcript_refused: false,
             transcript_foreign: None,

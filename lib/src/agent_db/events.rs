@@ -83,15 +83,25 @@ pub fn decode_event(e: &StoredEvent) -> Result<String, String> {
 pub fn for_each_stored(
     db: &AgentDb,
     session_id: &str,
+    f: impl FnMut(StoredEvent) -> Result<(), AgentDbError>,
+) -> Result<(), AgentDbError> {
+    for_each_stored_from(db, session_id, i64::MIN, f)
+}
+
+/// [`for_each_stored`] from seq `from` on.
+pub fn for_each_stored_from(
+    db: &AgentDb,
+    session_id: &str,
+    from: i64,
     mut f: impl FnMut(StoredEvent) -> Result<(), AgentDbError>,
 ) -> Result<(), AgentDbError> {
     let mut st = db
         .conn
         .prepare_cached(
-            "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 ORDER BY seq",
+            "SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 AND seq >= ?2 ORDER BY seq",
         )
         .map_err(|e| db.err(e))?;
-    let mut rows = st.query(params![session_id]).map_err(|e| db.err(e))?;
+    let mut rows = st.query(params![session_id, from]).map_err(|e| db.err(e))?;
     while let Some(r) = rows.next().map_err(|e| db.err(e))? {
         let ev = StoredEvent {
             seq: r.get(0).map_err(|e| db.err(e))?,
@@ -173,12 +183,64 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     Ok(d)
 }
 
+/// How much of a transcript a reader needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyScope {
+    /// Every event.
+    Whole,
+    /// Enough of the end for a reader that looks only at the last this many bytes: the
+    /// copy's last bytes are then the whole transcript's, byte for byte.
+    Tail(u64),
+}
+
+/// The first seq a [`CopyScope::Tail`] copy needs: rows from the end until more than
+/// `bytes` are covered, plus one whole row before them (so a window of the last `bytes`
+/// starts inside a row, as it does in the whole file).
+fn tail_start(db: &AgentDb, session_id: &str, bytes: u64) -> Result<i64, AgentDbError> {
+    let mut st = db
+        .conn
+        .prepare_cached(
+            "SELECT seq, coalesce(event_utf8_bytes, length(CAST(event_json AS BLOB))) FROM transcript_events WHERE session_id = ?1 ORDER BY seq DESC",
+        )
+        .map_err(|e| db.err(e))?;
+    let mut rows = st.query(params![session_id]).map_err(|e| db.err(e))?;
+    let mut covered: u64 = 0;
+    let mut start = 0;
+    let mut extra = false;
+    while let Some(r) = rows.next().map_err(|e| db.err(e))? {
+        let seq: i64 = r.get(0).map_err(|e| db.err(e))?;
+        let len: Option<i64> = r.get(1).map_err(|e| db.err(e))?;
+        start = seq;
+        if extra {
+            return Ok(seq);
+        }
+        covered += len.unwrap_or(0).max(0) as u64 + 1;
+        if covered > bytes {
+            extra = true;
+        }
+    }
+    Ok(start.min(0))
+}
+
 /// Writes `session_id`'s decoded transcript to a private file and returns it as a
 /// [`DataPath`] for the file readers (`None` when the session has no row at all).
 pub fn materialize(db: &AgentDb, session_id: &str) -> Result<Option<DataPath>, AgentDbError> {
+    materialize_scoped(db, session_id, CopyScope::Whole)
+}
+
+/// [`materialize`], of only as much as `scope` says.
+pub fn materialize_scoped(
+    db: &AgentDb,
+    session_id: &str,
+    scope: CopyScope,
+) -> Result<Option<DataPath>, AgentDbError> {
     if !has_events(db, session_id)? {
         return Ok(None);
     }
+    let from = match scope {
+        CopyScope::Whole => i64::MIN,
+        CopyScope::Tail(bytes) => tail_start(db, session_id, bytes)?,
+    };
     let io = |e: std::io::Error| AgentDbError::BadRow {
         path: db.path.clone(),
         what: format!("cannot copy the transcript of {session_id:?} to a scratch file: {e}"),
@@ -194,7 +256,7 @@ pub fn materialize(db: &AgentDb, session_id: &str) -> Result<Option<DataPath>, A
         .map_err(io)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
     let mut failed = None;
-    for_each_stored(db, session_id, |ev| {
+    for_each_stored_from(db, session_id, from, |ev| {
         match decode_event(&ev) {
             Ok(line) => {
                 w.write_all(line.as_bytes()).map_err(io)?;
@@ -253,6 +315,33 @@ mod tests {
         let text = std::fs::read_to_string(f.path()).unwrap();
         assert_eq!(text.lines().count(), 3);
         assert_eq!(text.lines().nth(2).unwrap(), l[2]);
+    }
+
+    #[test]
+    fn a_tail_copy_ends_as_the_whole_transcript() {
+        let (_d, p) = db_with_rows();
+        let db = AgentDb::open(&p).unwrap();
+        let whole = std::fs::read(materialize(&db, "s").unwrap().unwrap().path()).unwrap();
+        for bytes in [1u64, 50, 100, 1 << 20] {
+            let t = materialize_scoped(&db, "s", CopyScope::Tail(bytes))
+                .unwrap()
+                .unwrap();
+            let tail = std::fs::read(t.path()).unwrap();
+            assert!(whole.ends_with(&tail));
+            // More than `bytes` and a whole row before them, or everything.
+            assert!(tail.len() as u64 > bytes || tail == whole, "{bytes}");
+        }
+        let small = materialize_scoped(&db, "s", CopyScope::Tail(10))
+            .unwrap()
+            .unwrap();
+        // The last row is > 10 bytes: it and one row before it.
+        assert_eq!(
+            std::fs::read_to_string(small.path())
+                .unwrap()
+                .lines()
+                .count(),
+            2
+        );
     }
 
     #[test]

@@ -28,6 +28,8 @@ use crate::targets::{resolve_targets, StoreTarget, TargetSelection};
 use crate::transcript::entry::js_trim;
 use crate::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 
+pub use crate::agent_db::events::CopyScope;
+
 /// A `SESSION` argument that cannot be resolved.
 #[derive(Debug, Error)]
 pub enum SessionError {
@@ -155,6 +157,16 @@ fn looks_like_path(arg: &str) -> bool {
 
 /// Resolves `arg` against the state directory of `ctx`.
 pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError> {
+    resolve_scoped(ctx, arg, CopyScope::Whole)
+}
+
+/// [`resolve`] for a reader that needs only `scope` of a transcript kept in the agent
+/// database (a bounded tail read copies only the end).
+pub fn resolve_scoped(
+    ctx: &StateContext,
+    arg: &str,
+    scope: CopyScope,
+) -> Result<SessionRef, SessionError> {
     if looks_like_path(arg) {
         let path = crate::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
         // A path typed by the user is followed as given, once (like `cat` would), and must
@@ -206,12 +218,12 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
         } else {
             shown.matched.canonical_key.clone()
         };
-        return session_ref(shown, display_key(&resolved, &kc));
+        return session_ref(shown, display_key(&resolved, &kc), scope);
     }
     if id_like && !chosen_store {
         if let Some(key) = find_by_session_id(ctx, raw)? {
             return match session_ops::show(ctx, &key) {
-                Ok(shown) => session_ref(shown, display_key(&key, &kc)),
+                Ok(shown) => session_ref(shown, display_key(&key, &kc), scope),
                 Err(e) if e.exit_code() == exit::NOT_FOUND => {
                     Err(SessionError::NotFound(arg.to_string()))
                 }
@@ -257,12 +269,26 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
 fn session_ref(
     shown: session_ops::ShownEntry,
     display_key: String,
+    scope: CopyScope,
 ) -> Result<SessionRef, SessionError> {
     let key = shown.matched.store_key.clone();
-    let file = shown.transcript.map_err(|message| SessionError::BadPath {
-        key: key.clone(),
-        message,
-    })?;
+    let file = match &shown.agent_db {
+        Some(db_path) => {
+            let sid = shown
+                .entry
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let db = crate::agent_db::AgentDb::open(db_path).map_err(SessionError::AgentDb)?;
+            crate::agent_db::events::materialize_scoped(&db, sid, scope)
+                .map_err(SessionError::AgentDb)?
+                .ok_or_else(|| SessionError::NotFound(format!("{}#{sid}", db_path.display())))?
+        }
+        None => shown.transcript.map_err(|message| SessionError::BadPath {
+            key: key.clone(),
+            message,
+        })?,
+    };
     let session_id = shown
         .entry
         .get("sessionId")
