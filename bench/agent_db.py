@@ -54,9 +54,11 @@ def main():
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--no-build", action="store_true", help="use the release binaries as they are")
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "claw-sessions", "--bin", "claw-transcript",
-                    "--example", "gen_agent_db"], cwd=ROOT, check=True)
+    if not a.no_build:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "claw-sessions", "--bin", "claw-transcript",
+                        "--example", "gen_agent_db"], cwd=ROOT, check=True)
     rel = ROOT / "target" / "release"
     data = OUT / f"s{a.sessions}-e{a.events}"
     if not (data / "db/.openclaw/agents/main/agent/openclaw-agent.sqlite").is_file():

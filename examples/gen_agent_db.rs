@@ -145,6 +145,11 @@ fn main() {
             parent = id;
         }
     }
+    // As the gateway leaves rows it has validated.
+    tx.execute_batch(
+        "UPDATE session_nodes SET entry_valid = 1; DELETE FROM session_canonical_validation_pending;",
+    )
+    .unwrap();
     tx.commit().unwrap();
     c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
     std::fs::write(

@@ -275,3 +275,29 @@ fn a_wal_larger_than_the_db_is_reported() {
     assert_eq!(wal.len(), 1, "{lines:#?}");
     assert!(wal[0].contains("openclaw doctor --session-sqlite compact"));
 }
+
+/// Rows the gateway has not validated (entry_valid 0) make 9.6's own `openclaw sessions`
+/// fail; check says so, with the fix.
+#[test]
+fn unvalidated_entries_are_a_warning_that_names_doctor_fix() {
+    let Some(h) = imported_home() else { return };
+    let db = db_of(h.path(), "main");
+    let c = damage(&db);
+    c.execute(
+        "UPDATE session_nodes SET entry_valid = 0 WHERE session_key = 'agent:main:main'",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let (code, lines) = check(h.path(), &[]);
+    assert_eq!(code, 0, "{lines:#?}");
+    let f = with_code(&lines, "entry-validation-pending");
+    assert!(
+        f.iter().any(|l| l.contains(": warning: ") && l.contains("1 entr(ies) not validated") && l.contains("`openclaw doctor --fix`")),
+        "{lines:#?}"
+    );
+    if let Some(peer) = agent_db_support::peer96() {
+        let o = agent_db_support::run96(&peer, h.path(), &["sessions", "--json"]);
+        assert!(!o.status.success(), "9.6 refuses the unvalidated row");
+    }
+}

@@ -174,9 +174,15 @@ pub fn check_db(
             |r| r.get(0),
         )
         .unwrap_or(0);
-    if pending > 0 || backlog > 0 {
+    if pending > 0 {
+        // 2026.9.6's CLI refuses such rows ("invalid persisted session row requires
+        // repair"): `openclaw sessions` fails until they are validated.
+        out.push(finding(p, Severity::Warning, "entry-validation-pending", format!(
+            "{pending} entr(ies) not validated (entry_valid 0), {backlog} in session_canonical_validation_pending; `openclaw sessions` refuses them until validated: stop the gateway and run `openclaw doctor --fix`"
+        )));
+    } else if backlog > 0 {
         out.push(finding(p, Severity::Info, "entry-validation-pending", format!(
-            "{pending} entr(ies) not validated yet (entry_valid 0), {backlog} in session_canonical_validation_pending; the gateway validates them at start, or {VALIDATE}"
+            "{backlog} session(s) in session_canonical_validation_pending; the gateway revalidates them at start, or {VALIDATE}"
         )));
     }
 
