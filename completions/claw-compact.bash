@@ -59,7 +59,7 @@ _claw__compact() {
 
     case "${cmd}" in
         claw__compact)
-            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help --version check plan run truncate auto help"
+            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help --version check plan run truncate auto help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -85,6 +85,10 @@ _claw__compact() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -97,7 +101,7 @@ _claw__compact() {
             return 0
             ;;
         claw__subcmd__compact__subcmd__auto)
-            opts="-h --all --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --summarizer --summarizer-timeout --summary-file --instructions --overhead-tokens --rotate --no-repair --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --all --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --summarizer --summarizer-timeout --summary-file --instructions --overhead-tokens --rotate --no-repair --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -163,6 +167,10 @@ _claw__compact() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -175,7 +183,7 @@ _claw__compact() {
             return 0
             ;;
         claw__subcmd__compact__subcmd__check)
-            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --overhead-tokens --quiet --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --overhead-tokens --quiet --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -218,6 +226,10 @@ _claw__compact() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -331,7 +343,7 @@ _claw__compact() {
             return 0
             ;;
         claw__subcmd__compact__subcmd__plan)
-            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --overhead-tokens --messages --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --overhead-tokens --messages --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -377,6 +389,10 @@ _claw__compact() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -389,7 +405,7 @@ _claw__compact() {
             return 0
             ;;
         claw__subcmd__compact__subcmd__run)
-            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --summarizer --summarizer-timeout --summary-file --instructions --rotate --keep-tail --no-repair --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --context-window --reserve-tokens --reserve-tokens-floor --keep-recent-tokens --summarizer --summarizer-timeout --summary-file --instructions --rotate --keep-tail --no-repair --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -451,6 +467,10 @@ _claw__compact() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -463,7 +483,7 @@ _claw__compact() {
             return 0
             ;;
         claw__subcmd__compact__subcmd__truncate)
-            opts="-h --max-lines --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --max-lines --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -494,6 +514,10 @@ _claw__compact() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_claw_compact_global_optspecs
-    string join \n state-dir= agent= all-agents store= config= now= json ndjson offline via-gateway table color= h/help V/version
+    string join \n state-dir= agent= all-agents store= config= now= json ndjson layout= offline via-gateway table color= h/help V/version
 end
 
 function __fish_claw_compact_needs_command
@@ -29,6 +29,7 @@ complete -c claw-compact -n "__fish_claw_compact_needs_command" -l agent -d 'Age
 complete -c claw-compact -n "__fish_claw_compact_needs_command" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_needs_command" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_needs_command" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_needs_command" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_needs_command" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -56,6 +57,7 @@ complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l agen
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand check" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -78,6 +80,7 @@ complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l agent
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand plan" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -104,6 +107,7 @@ complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l agent 
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand run" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -126,6 +130,7 @@ complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l a
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand truncate" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -153,6 +158,7 @@ complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l agent
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-compact -n "__fish_claw_compact_using_subcommand auto" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"

@@ -25,6 +25,9 @@ _claw__sessions() {
             claw__sessions,doctor)
                 cmd="claw__sessions__subcmd__doctor"
                 ;;
+            claw__sessions,du)
+                cmd="claw__sessions__subcmd__du"
+                ;;
             claw__sessions,help)
                 cmd="claw__sessions__subcmd__help"
                 ;;
@@ -61,6 +64,9 @@ _claw__sessions() {
             claw__sessions__subcmd__help,doctor)
                 cmd="claw__sessions__subcmd__help__subcmd__doctor"
                 ;;
+            claw__sessions__subcmd__help,du)
+                cmd="claw__sessions__subcmd__help__subcmd__du"
+                ;;
             claw__sessions__subcmd__help,help)
                 cmd="claw__sessions__subcmd__help__subcmd__help"
                 ;;
@@ -95,7 +101,7 @@ _claw__sessions() {
 
     case "${cmd}" in
         claw__sessions)
-            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --active --limit --kinds --live --verbose --older-than --sort --help --version list show patch reset delete relocate restore resolve policy cleanup doctor help"
+            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --active --limit --kinds --live --verbose --older-than --sort --help --version list show patch reset delete relocate restore resolve policy cleanup doctor du help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +124,10 @@ _claw__sessions() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -153,7 +163,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__cleanup)
-            opts="-v -h --dry-run --enforce --fix-missing --fix-dm-scope --active-key --verbose --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-v -h --dry-run --enforce --fix-missing --fix-dm-scope --active-key --verbose --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,6 +197,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -199,7 +213,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__delete)
-            opts="-h --stdin --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --stdin --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -229,6 +243,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -241,7 +259,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__doctor)
-            opts="-h --severity --summary --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --severity --summary --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,6 +289,56 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        claw__subcmd__sessions__subcmd__du)
+            opts="-h --top --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -283,7 +351,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__help)
-            opts="list show patch reset delete relocate restore resolve policy cleanup doctor help"
+            opts="list show patch reset delete relocate restore resolve policy cleanup doctor du help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -325,6 +393,20 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        claw__subcmd__sessions__subcmd__help__subcmd__du)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -465,7 +547,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__list)
-            opts="-h --active --limit --kinds --live --verbose --older-than --sort --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --active --limit --kinds --live --verbose --older-than --sort --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -511,6 +593,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -523,7 +609,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__patch)
-            opts="-h --set --unset --merge --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --set --unset --merge --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -565,6 +651,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -577,7 +667,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__policy)
-            opts="-h --channel --chat-type --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --channel --chat-type --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -611,6 +701,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -623,7 +717,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__relocate)
-            opts="-h --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -650,6 +744,10 @@ _claw__sessions() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -665,7 +763,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__reset)
-            opts="-h --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -695,6 +793,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -707,7 +809,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__resolve)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -733,6 +835,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -745,7 +851,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__restore)
-            opts="-h --key --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --key --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -779,6 +885,10 @@ _claw__sessions() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -791,7 +901,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__show)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -814,6 +924,10 @@ _claw__sessions() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

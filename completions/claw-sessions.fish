@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_claw_sessions_global_optspecs
-    string join \n state-dir= agent= all-agents store= config= now= json ndjson offline via-gateway table color= active= limit= kinds= live verbose older-than= sort= h/help V/version
+    string join \n state-dir= agent= all-agents store= config= now= json ndjson layout= offline via-gateway table color= active= limit= kinds= live verbose older-than= sort= h/help V/version
 end
 
 function __fish_claw_sessions_needs_command
@@ -29,6 +29,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l agent -d 'A
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -58,6 +59,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "resolve
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "policy" -d 'The sendPolicy decision for a session, and the rule that made it'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "cleanup" -d 'Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale entries, cap the count, enforce the disk budget, archive and prune files'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "doctor" -d 'One health check of the state directory, read only: the store (parse, drift from what the next save writes), transcripts and write locks (`claw-transcript check --all`), the store lock, the journals of an interrupted cleanup, the disk budget against the config, the state database (integrity, schema, planted objects, signal tables) and a live gateway. Progress on stderr at a terminal'
+complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "du" -d 'Where the bytes of the agent database are (the 2026.8+ layout): per agent and per session, events and their bytes as stored and decoded, the largest events, inline base64 images, archives, the WAL\'s and the FTS index\'s share'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l active -d 'Only sessions updated within the last MIN minutes' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l limit -d 'At most N rows (default 100), or `all`' -r
@@ -69,6 +71,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l age
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand list" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -86,6 +89,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l age
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand show" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -105,6 +109,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l ag
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -123,6 +128,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l ag
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -141,6 +147,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l a
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand delete" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -160,6 +167,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand relocate" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -179,6 +187,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l 
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand restore" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -196,6 +205,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l 
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand resolve" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -213,6 +223,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l a
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand policy" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -230,6 +241,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l 
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand cleanup" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -252,6 +264,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l a
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -263,15 +276,33 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l o
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l via-gateway -d 'Send the write to the gateway\'s RPC even if no live gateway was detected (75 when it cannot be reached)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -l table -d 'Print a listing as a table even when stdout is not a terminal (piped, a listing is NDJSON)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "list" -d 'List sessions, newest first (the envelope of `openclaw sessions --json`)'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "show" -d 'Show one entry (by session key or sessionId) and its transcript path'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "patch" -d 'Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "reset" -d 'Start a new session for a key, as the gateway\'s sessions.reset does on disk'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "delete" -d 'Remove entries; archive their transcripts as .deleted.<ts> unless shared'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "relocate" -d 'Point the entries of a moved or restored state dir back at it: every absolute sessionFile that still leads into the old place is rewritten to the same file here, where that file exists (one atomic store write under the store lock)'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "restore" -d 'Undo an archive: rename a .deleted.<ts> / .reset.<ts> transcript back and, when the store has no entry for its session, add one (--key KEY; an archive does not record its key). A KEY of the store restores the newest archive of its session when its transcript is missing. Try --dry-run first'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "resolve" -d 'Whether a session is still fresh under the config\'s reset policy'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "policy" -d 'The sendPolicy decision for a session, and the rule that made it'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "cleanup" -d 'Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale entries, cap the count, enforce the disk budget, archive and prune files'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "doctor" -d 'One health check of the state directory, read only: the store (parse, drift from what the next save writes), transcripts and write locks (`claw-transcript check --all`), the store lock, the journals of an interrupted cleanup, the disk budget against the config, the state database (integrity, schema, planted objects, signal tables) and a live gateway. Progress on stderr at a terminal'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l top -d 'How many sessions (text) and largest events to show' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l state-dir -d 'OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot)' -r -F
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l agent -d 'Agent whose store to use (default: the configured default agent); several: ID,ID' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
+always\t'Always, into a pipe too (and despite `NO_COLOR`)'
+never\t'Never'"
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l all-agents -d 'Every configured agent\'s store'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l json -d 'Print one JSON document'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l ndjson -d 'Print one JSON object per line'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l offline -d 'Write offline even while a live gateway owns the state dir (with a warning; the gateway may overwrite the change)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l via-gateway -d 'Send the write to the gateway\'s RPC even if no live gateway was detected (75 when it cannot be reached)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l table -d 'Print a listing as a table even when stdout is not a terminal (piped, a listing is NDJSON)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -s h -l help -d 'Print help'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "list" -d 'List sessions, newest first (the envelope of `openclaw sessions --json`)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "show" -d 'Show one entry (by session key or sessionId) and its transcript path'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "patch" -d 'Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "reset" -d 'Start a new session for a key, as the gateway\'s sessions.reset does on disk'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "delete" -d 'Remove entries; archive their transcripts as .deleted.<ts> unless shared'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "relocate" -d 'Point the entries of a moved or restored state dir back at it: every absolute sessionFile that still leads into the old place is rewritten to the same file here, where that file exists (one atomic store write under the store lock)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "restore" -d 'Undo an archive: rename a .deleted.<ts> / .reset.<ts> transcript back and, when the store has no entry for its session, add one (--key KEY; an archive does not record its key). A KEY of the store restores the newest archive of its session when its transcript is missing. Try --dry-run first'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "resolve" -d 'Whether a session is still fresh under the config\'s reset policy'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "policy" -d 'The sendPolicy decision for a session, and the rule that made it'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "cleanup" -d 'Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale entries, cap the count, enforce the disk budget, archive and prune files'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "doctor" -d 'One health check of the state directory, read only: the store (parse, drift from what the next save writes), transcripts and write locks (`claw-transcript check --all`), the store lock, the journals of an interrupted cleanup, the disk budget against the config, the state database (integrity, schema, planted objects, signal tables) and a live gateway. Progress on stderr at a terminal'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "du" -d 'Where the bytes of the agent database are (the 2026.8+ layout): per agent and per session, events and their bytes as stored and decoded, the largest events, inline base64 images, archives, the WAL\'s and the FTS index\'s share'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -77,7 +77,7 @@ _claw__signals() {
 
     case "${cmd}" in
         claw__signals)
-            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help --version record list changes-since version prune forget stats bench-changes-since help"
+            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help --version record list changes-since version prune forget stats bench-changes-since help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -103,6 +103,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -123,7 +127,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__bench__subcmd__changes__subcmd__since)
-            opts="-h --after --iterations --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --after --iterations --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -157,6 +161,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -177,7 +185,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__changes__subcmd__since)
-            opts="-h --limit --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --limit --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,6 +215,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -227,7 +239,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__forget)
-            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -250,6 +262,10 @@ _claw__signals() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -413,7 +429,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__list)
-            opts="-h --session --kind --since --limit --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --session --kind --since --limit --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -455,6 +471,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -475,7 +495,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__prune)
-            opts="-h --dry-run --retention --max-rows --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --dry-run --retention --max-rows --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -509,6 +529,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -529,7 +553,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__record)
-            opts="-h --session --kind --actor --actor-id --session-id --run-id --summary --payload --dedupe-key --occurred-at --watcher --via --outcome --operation-id --if-watched --stdin --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --session --kind --actor --actor-id --session-id --run-id --summary --payload --dedupe-key --occurred-at --watcher --via --outcome --operation-id --if-watched --stdin --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -611,6 +635,10 @@ _claw__signals() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -631,7 +659,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__stats)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -654,6 +682,10 @@ _claw__signals() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -677,7 +709,7 @@ _claw__signals() {
             return 0
             ;;
         claw__subcmd__signals__subcmd__version)
-            opts="-h --all --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --all --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -700,6 +732,10 @@ _claw__signals() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

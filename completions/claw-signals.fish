@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_claw_signals_global_optspecs
-    string join \n state-dir= agent= all-agents store= config= now= json ndjson offline via-gateway table color= db= schema= h/help V/version
+    string join \n state-dir= agent= all-agents store= config= now= json ndjson layout= offline via-gateway table color= db= schema= h/help V/version
 end
 
 function __fish_claw_signals_needs_command
@@ -29,6 +29,7 @@ complete -c claw-signals -n "__fish_claw_signals_needs_command" -l agent -d 'Age
 complete -c claw-signals -n "__fish_claw_signals_needs_command" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_needs_command" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_needs_command" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_needs_command" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_needs_command" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -70,6 +71,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l age
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand record" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -93,6 +95,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l agent
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand list" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -111,6 +114,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since"
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand changes-since" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -128,6 +132,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l ag
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand version" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -148,6 +153,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l agen
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand prune" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -166,6 +172,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l age
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand forget" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -184,6 +191,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l agen
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand stats" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -203,6 +211,7 @@ complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-since" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-since" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-since" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-since" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-signals -n "__fish_claw_signals_using_subcommand bench-changes-since" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"

@@ -119,7 +119,7 @@ _claw__transcript() {
 
     case "${cmd}" in
         claw__transcript)
-            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help --version cat history tail tree context stats check repair migrate append lock help"
+            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help --version cat history tail tree context stats check repair migrate append lock help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -145,6 +145,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -157,7 +161,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__append)
-            opts="-h --role --text --no-dedupe --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --role --text --no-dedupe --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -191,6 +195,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -203,7 +211,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__cat)
-            opts="-h --branch --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --branch --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -229,6 +237,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -241,7 +253,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__check)
-            opts="-h --all --severity --summary --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --all --severity --summary --integrity --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,6 +283,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -283,7 +299,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__context)
-            opts="-h --raw --no-replay --api --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --raw --no-replay --api --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -310,6 +326,10 @@ _claw__transcript() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -535,7 +555,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__history)
-            opts="-h --limit --offset --include-tools --page --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --limit --offset --include-tools --page --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -569,6 +589,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -581,7 +605,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__lock)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help status break help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help status break help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -607,6 +631,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -619,7 +647,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__lock__subcmd__break)
-            opts="-h --force --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --force --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,6 +670,10 @@ _claw__transcript() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -713,7 +745,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__lock__subcmd__status)
-            opts="-h --all --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --all --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -739,6 +771,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -751,7 +787,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__migrate)
-            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -774,6 +810,10 @@ _claw__transcript() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -789,7 +829,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__repair)
-            opts="-h --trim-torn-tail --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --trim-torn-tail --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -812,6 +852,10 @@ _claw__transcript() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -827,7 +871,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__stats)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -853,6 +897,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -865,7 +913,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__tail)
-            opts="-n -f -h --lines --follow --raw --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-n -f -h --lines --follow --raw --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -899,6 +947,10 @@ _claw__transcript() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -911,7 +963,7 @@ _claw__transcript() {
             return 0
             ;;
         claw__subcmd__transcript__subcmd__tree)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -934,6 +986,10 @@ _claw__transcript() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

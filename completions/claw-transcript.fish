@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_claw_transcript_global_optspecs
-    string join \n state-dir= agent= all-agents store= config= now= json ndjson offline via-gateway table color= h/help V/version
+    string join \n state-dir= agent= all-agents store= config= now= json ndjson layout= offline via-gateway table color= h/help V/version
 end
 
 function __fish_claw_transcript_needs_command
@@ -29,6 +29,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l agent -
 complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_needs_command" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -57,6 +58,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l 
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand cat" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -75,6 +77,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history"
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand history" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -93,6 +96,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tail" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -110,6 +114,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand tree" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -126,6 +131,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context"
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand context" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -143,6 +149,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand stats" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -159,11 +166,13 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l all -d 'Every transcript of the agent(s), cross-checked with the store and lock files (progress on stderr at a terminal)'
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l summary -d 'Print the counts per finding code instead of each finding'
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l integrity -d 'On the agent DB layout: `PRAGMA integrity_check` instead of the faster `quick_check`'
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l json -d 'Print one JSON document'
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand check" -l ndjson -d 'Print one JSON object per line'
@@ -176,6 +185,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" 
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand repair" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -193,6 +203,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate"
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand migrate" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -211,6 +222,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" 
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand append" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -228,6 +240,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; an
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and not __fish_seen_subcommand_from status break help" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and not __fish_seen_subcommand_from status break help" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and not __fish_seen_subcommand_from status break help" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and not __fish_seen_subcommand_from status break help" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and not __fish_seen_subcommand_from status break help" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -246,6 +259,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; an
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from status" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from status" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from status" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from status" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from status" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -262,6 +276,7 @@ complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; an
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from break" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from break" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from break" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from break" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-transcript -n "__fish_claw_transcript_using_subcommand lock; and __fish_seen_subcommand_from break" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"

@@ -71,7 +71,7 @@ _claw__watch() {
 
     case "${cmd}" in
         claw__watch)
-            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help --version add list pending drain sweep reset follow help"
+            opts="-h -V --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help --version add list pending drain sweep reset follow help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -97,6 +97,10 @@ _claw__watch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -117,7 +121,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__add)
-            opts="-h --target-agent --ambient --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --target-agent --ambient --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -147,6 +151,10 @@ _claw__watch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -167,7 +175,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__drain)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -193,6 +201,10 @@ _claw__watch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -213,7 +225,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__follow)
-            opts="-h --drain --new-only --for --safety-tick --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --drain --new-only --for --safety-tick --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -244,6 +256,10 @@ _claw__watch() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -393,7 +409,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__list)
-            opts="-h --watcher --target --pending --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --watcher --target --pending --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,6 +443,10 @@ _claw__watch() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --layout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -447,7 +467,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__pending)
-            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -470,6 +490,10 @@ _claw__watch() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -493,7 +517,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__reset)
-            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -516,6 +540,10 @@ _claw__watch() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -539,7 +567,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__sweep)
-            opts="-h --all-watchers --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --all-watchers --dry-run --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -562,6 +590,10 @@ _claw__watch() {
                     return 0
                     ;;
                 --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --layout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

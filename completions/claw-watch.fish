@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_claw_watch_global_optspecs
-    string join \n state-dir= agent= all-agents store= config= now= json ndjson offline via-gateway table color= db= schema= h/help V/version
+    string join \n state-dir= agent= all-agents store= config= now= json ndjson layout= offline via-gateway table color= db= schema= h/help V/version
 end
 
 function __fish_claw_watch_needs_command
@@ -29,6 +29,7 @@ complete -c claw-watch -n "__fish_claw_watch_needs_command" -l agent -d 'Agent w
 complete -c claw-watch -n "__fish_claw_watch_needs_command" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_needs_command" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_needs_command" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_needs_command" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_needs_command" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -56,6 +57,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l agent -d '
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand add" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -76,6 +78,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l agent -d 
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -94,6 +97,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l agent 
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand pending" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -111,6 +115,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l agent -d
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand drain" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -128,6 +133,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l agent -d
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand sweep" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -147,6 +153,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l agent -d
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand reset" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
@@ -167,6 +174,7 @@ complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l agent -
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l config -d 'Config file (default: $OPENCLAW_CONFIG_PATH, then <stateDir>/openclaw.json and legacy names)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l now -d 'The clock: epoch milliseconds or ISO-8601 (default: the system clock)' -r
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l layout -d 'Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent SQLite database); default: per agent, the database when present' -r
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand follow" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"

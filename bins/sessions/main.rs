@@ -244,6 +244,14 @@ enum Command {
         #[command(flatten)]
         report: findings_cli::FindingArgs,
     },
+    /// Where the bytes of the agent database are (the 2026.8+ layout): per agent and per
+    /// session, events and their bytes as stored and decoded, the largest events, inline
+    /// base64 images, archives, the WAL's and the FTS index's share.
+    Du {
+        /// How many sessions (text) and largest events to show.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+    },
 }
 
 /// Options of `cleanup` (the same names and meaning as `openclaw sessions cleanup`).
@@ -343,6 +351,47 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }) => policy(&ctx, mode, &key, channel.as_deref(), chat_type.as_deref()),
         Some(Command::Cleanup(a)) => cleanup(&ctx, mode, &a),
         Some(Command::Doctor { report }) => doctor(&ctx, mode, &report),
+        Some(Command::Du { top }) => du(&ctx, mode, top),
+    }
+}
+
+fn du(ctx: &StateContext, mode: OutputMode, top: usize) -> Result<(), Failure> {
+    use clawstate::agent_db::{du, layout};
+    let mut docs = Vec::new();
+    let mut text = String::new();
+    for t in ctx.targets().or_fail()? {
+        let Some(db) = layout::db_for_store(&t.store_path) else {
+            warn(
+                PROG,
+                &format!(
+                    "agent {}: sessions are in files ({}), not an agent database; `du` measures the database layout",
+                    t.agent_id,
+                    t.store_path.display()
+                ),
+            );
+            continue;
+        };
+        let u = du::usage(&db, &t.store_path, top).map_err(|e| Failure::from_error(PROG, &e))?;
+        docs.push(du::to_json(&t.agent_id, &u));
+        text.push_str(&du::render_text(&t.agent_id, &u, top));
+    }
+    if docs.is_empty() {
+        return Err(Failure::new(
+            exit::NOT_FOUND,
+            "du: no agent database (the 2026.8+ layout) among the selected agents",
+        ));
+    }
+    match mode {
+        OutputMode::Json => print_json(&json!({ "agents": docs })),
+        OutputMode::Ndjson => {
+            let mut s = String::new();
+            for d in &docs {
+                s.push_str(&clawstate::jsjson::to_string_compact(d));
+                s.push('\n');
+            }
+            out(&s)
+        }
+        OutputMode::Text => out(&text),
     }
 }
 
@@ -428,17 +477,24 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
 
 fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let s = session_ops::show(ctx, key).or_fail()?;
-    let transcript = match &s.transcript {
-        Ok(p) => json!(p.path().to_string_lossy()),
-        Err(_) => Value::Null,
+    // The agent-DB layout: the store and the transcript are the database (the copy read
+    // from it is private to this run).
+    let transcript = match (&s.agent_db, &s.transcript) {
+        (Some(db), _) => json!(db.to_string_lossy()),
+        (None, Ok(p)) => json!(p.path().to_string_lossy()),
+        (None, Err(_)) => Value::Null,
     };
+    let store_path = s
+        .agent_db
+        .clone()
+        .unwrap_or_else(|| s.target.store_path.clone());
     let mut doc = Map::new();
     doc.insert("key".into(), json!(s.matched.store_key));
     doc.insert("agentId".into(), json!(s.target.agent_id));
-    doc.insert(
-        "storePath".into(),
-        json!(s.target.store_path.to_string_lossy()),
-    );
+    doc.insert("storePath".into(), json!(store_path.to_string_lossy()));
+    if s.agent_db.is_some() {
+        doc.insert("layout".into(), json!("db"));
+    }
     doc.insert("transcriptPath".into(), transcript);
     doc.insert("transcriptExists".into(), json!(s.transcript_exists));
     if let Err(e) = &s.transcript {
@@ -474,11 +530,11 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
         OutputMode::Text => {
             let mut t = text_line(&format!("Key:        {}", s.matched.store_key));
             t.push_str(&text_line(&format!("Agent:      {}", s.target.agent_id)));
-            t.push_str(&text_line(&format!(
-                "Store:      {}",
-                s.target.store_path.display()
-            )));
+            t.push_str(&text_line(&format!("Store:      {}", store_path.display())));
             t.push_str(&text_line(&match &s.transcript {
+                Ok(_) if s.agent_db.is_some() => {
+                    format!("Transcript: transcript_events of {}", store_path.display())
+                }
                 Ok(p) => format!(
                     "Transcript: {}{}",
                     p.path().display(),

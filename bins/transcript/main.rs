@@ -158,6 +158,9 @@ enum Command {
         all: bool,
         #[command(flatten)]
         report: FindingArgs,
+        /// On the agent DB layout: `PRAGMA integrity_check` instead of the faster `quick_check`.
+        #[arg(long)]
+        integrity: bool,
     },
     /// The gateway's repair pass (and header recovery), atomically under the write lock.
     Repair {
@@ -261,7 +264,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             sessions,
             all,
             report,
-        } => check_cmd(&ctx, mode, &sessions, all, &report),
+            integrity,
+        } => check_cmd(&ctx, mode, &sessions, all, &report, integrity),
         Command::Repair {
             session,
             trim_torn_tail,
@@ -293,7 +297,16 @@ use common::emit as print_doc;
 /// A `SESSION` to read: a transcript outside the state dir is read as the gateway reads it,
 /// with a warning.
 fn resolve(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
-    let s = session::resolve(ctx, arg).or_fail()?;
+    resolve_scoped(ctx, arg, session::CopyScope::Whole)
+}
+
+/// [`resolve`] for a bounded read of the end (a DB transcript is copied only that far).
+fn resolve_scoped(
+    ctx: &StateContext,
+    arg: &str,
+    scope: session::CopyScope,
+) -> Result<session::SessionRef, Failure> {
+    let s = session::resolve_scoped(ctx, arg, scope).or_fail()?;
     if let Some(w) = s.foreign_warning() {
         warn(PROG, &w);
     }
@@ -471,7 +484,12 @@ fn history_cmd(
             "--limit must be a positive integer",
         ));
     }
-    let s = resolve(ctx, arg)?;
+    // The first page is a bounded read of the end (`chat_history`).
+    let scope = match (offset, limit) {
+        (None, _) => session::CopyScope::Tail(tail::CHAT_HISTORY_TAIL_BYTES),
+        _ => session::CopyScope::Whole,
+    };
+    let s = resolve_scoped(ctx, arg, scope)?;
     let q = tail::HistoryQuery {
         limit,
         offset,
@@ -547,7 +565,15 @@ fn tail_cmd(
     follow: bool,
     raw: bool,
 ) -> Result<(), Failure> {
-    let s = resolve(ctx, arg)?;
+    let s = if follow {
+        resolve(ctx, arg)?
+    } else {
+        resolve_scoped(
+            ctx,
+            arg,
+            session::CopyScope::Tail(tail::RECENT_MESSAGES_MAX_BYTES),
+        )?
+    };
     let mode = if mode == OutputMode::Json {
         OutputMode::Ndjson
     } else {
@@ -826,7 +852,12 @@ fn check_cmd(
     sessions: &[String],
     all: bool,
     report: &FindingArgs,
+    integrity: bool,
 ) -> Result<(), Failure> {
+    let db_opts = |session_id: Option<String>| clawstate::agent_db::check::DbCheckOptions {
+        integrity,
+        session_id,
+    };
     if sessions.is_empty() && !all {
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
@@ -839,6 +870,16 @@ fn check_cmd(
     let live = || live.get_or_init(|| ctx.live_gateway()).clone();
     for arg in sessions {
         let s = resolve(ctx, arg)?;
+        if let (Some(db), Some(t)) = (&s.agent_db, &s.target) {
+            let (f, _) = clawstate::agent_db::check::check_or_report(
+                db,
+                &t.store_path,
+                &db_opts(s.session_id.clone()),
+            );
+            findings.extend(f);
+            files += 1;
+            continue;
+        }
         match check::check_file(&s.file) {
             Ok(r) => findings.extend(r.findings),
             Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
@@ -854,13 +895,30 @@ fn check_cmd(
     }
     if all {
         let mut progress = TerminalProgress::new(PROG);
+        let mut db_layout = false;
         for target in ctx.targets().or_fail()? {
+            if let Some(db) = clawstate::agent_db::layout::db_for_store(&target.store_path) {
+                let (f, n) = clawstate::agent_db::check::check_or_report(
+                    &db,
+                    &target.store_path,
+                    &db_opts(None),
+                );
+                findings.extend(f);
+                files += n;
+                db_layout = true;
+                continue;
+            }
             let c = check_all::check_store(ctx, &target, &mut |done, total| {
                 progress.update("transcripts", done, total)
             })
             .or_fail()?;
             findings.extend(c.findings);
             files += c.files;
+        }
+        if db_layout {
+            findings.extend(clawstate::agent_db::check::stale_holders(
+                &ctx.layout.state_dir,
+            ));
         }
     }
     let findings = finding_report::at_least(findings, min);

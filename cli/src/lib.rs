@@ -55,6 +55,10 @@ pub struct GlobalArgs {
     /// Print one JSON object per line.
     #[arg(long, global = true)]
     pub ndjson: bool,
+    /// Where sessions live: `files` (sessions.json + JSONL) or `db` (the 2026.8+ agent
+    /// SQLite database); default: per agent, the database when present.
+    #[arg(long, global = true, value_name = "files|db")]
+    pub layout: Option<clawstate::agent_db::layout::Layout>,
     /// Write offline even while a live gateway owns the state dir (with a warning; the gateway may overwrite the change).
     #[arg(long, global = true, conflicts_with = "via_gateway")]
     pub offline: bool,
@@ -228,6 +232,9 @@ impl GlobalArgs {
 
     /// Resolves the installation, or exits with the right code.
     pub fn context(&self, prog: &str) -> Result<StateContext, Failure> {
+        if let Some(l) = self.layout {
+            clawstate::agent_db::layout::force(l);
+        }
         StateContext::from_options(self.options()).map_err(|e| Failure::from_error(prog, &e))
     }
 }

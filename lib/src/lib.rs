@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agent_db;
 pub mod artifact;
 pub mod atomic_file;
 pub mod byte_size;

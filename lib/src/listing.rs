@@ -28,6 +28,64 @@ use crate::store::normalize::{
 
 /// The default model when neither the entry nor the config names one.
 pub const DEFAULT_MODEL: &str = "gpt-5.5";
+/// The default model of openclaw 2026.9.6, the gateway of the agent-DB layout.
+pub const DEFAULT_MODEL_2026_9: &str = "gpt-6-astra";
+
+/// Which gateway's rows are built: 2026.7's (the files layout) or 2026.9's (the agent
+/// DB layout, `agent-db.md` §CLI): a different default model, `visibility`,
+/// `totalTokensVersion`, and freshness that needs `totalTokensVersion === 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowGeneration {
+    /// openclaw 2026.7 (`sessions.json`).
+    #[default]
+    Files2026_7,
+    /// openclaw 2026.9 (agent database).
+    Db2026_9,
+}
+
+thread_local! {
+    static ROW_DEFAULT_MODEL: std::cell::Cell<&'static str> = const { std::cell::Cell::new(DEFAULT_MODEL) };
+}
+
+/// The default model of the generation whose row is being built.
+fn default_model() -> &'static str {
+    ROW_DEFAULT_MODEL.with(|m| m.get())
+}
+
+/// Entry fields 2026.9's `toSessionDisplayRow` copies, in row order (`visibility` and
+/// `forkedFromParent` are computed).
+const ROW_COPIES_2026_9: &[&str] = &[
+    "sessionId",
+    "spawnedBy",
+    "spawnedWorkspaceDir",
+    "spawnedCwd",
+    "parentSessionKey",
+    "forkedFromParent",
+    "spawnDepth",
+    "subagentRole",
+    "subagentControlScope",
+    "sessionStartedAt",
+    "lastInteractionAt",
+    "label",
+    "color",
+    "status",
+    "visibility",
+    "createdActor",
+    "owner",
+    "participants",
+    "participantCount",
+    "systemSent",
+    "abortedLastRun",
+    "thinkingLevel",
+    "verboseLevel",
+    "traceLevel",
+    "reasoningLevel",
+    "elevatedLevel",
+    "responseUsage",
+    "groupActivation",
+    "inputTokens",
+    "outputTokens",
+];
 /// The default provider.
 pub const DEFAULT_PROVIDER: &str = "openai";
 /// The context window reported when neither the entry nor the config sets one.
@@ -43,6 +101,8 @@ pub struct ListContext {
     pub target_agent_id: String,
     /// The whole config (`Value::Null` when there is none).
     pub config: Value,
+    /// Whose rows: 2026.7's or 2026.9's.
+    pub generation: RowGeneration,
 }
 
 /// The entry fields copied verbatim into a row when present, in row order.
@@ -82,7 +142,24 @@ pub fn list_row<E: EntryView + ?Sized>(
     now_ms: i64,
     ctx: &ListContext,
 ) -> Map<String, Value> {
+    let model = match ctx.generation {
+        RowGeneration::Files2026_7 => DEFAULT_MODEL,
+        RowGeneration::Db2026_9 => DEFAULT_MODEL_2026_9,
+    };
+    let previous = ROW_DEFAULT_MODEL.with(|m| m.replace(model));
+    let row = build_row(key, entry, now_ms, ctx);
+    ROW_DEFAULT_MODEL.with(|m| m.set(previous));
+    row
+}
+
+fn build_row<E: EntryView + ?Sized>(
+    key: &str,
+    entry: &E,
+    now_ms: i64,
+    ctx: &ListContext,
+) -> Map<String, Value> {
     let cfg = &ctx.config;
+    let db = ctx.generation == RowGeneration::Db2026_9;
     let mut row = Map::new();
     row.insert("key".into(), Value::String(key.to_string()));
     let updated = entry.get("updatedAt").filter(|v| !v.is_null());
@@ -94,18 +171,47 @@ pub fn list_row<E: EntryView + ?Sized>(
         _ => Value::Null,
     };
     row.insert("ageMs".into(), age);
-    for name in ROW_COPIES {
-        if let Some(v) = entry.get(*name) {
-            row.insert((*name).to_string(), v.clone());
+    for name in if db { ROW_COPIES_2026_9 } else { ROW_COPIES } {
+        let v = match *name {
+            "visibility" if db => Some(
+                entry
+                    .get("visibility")
+                    .filter(|v| !v.is_null())
+                    .cloned()
+                    .unwrap_or_else(|| Value::from("shared")),
+            ),
+            "forkedFromParent" if db => (entry.get("forkSource").is_some()
+                || entry.get("forkedFromParent") == Some(&Value::Bool(true)))
+            .then_some(Value::Bool(true)),
+            _ => entry.get(*name).cloned(),
+        };
+        if let Some(v) = v {
+            row.insert((*name).to_string(), v);
         }
     }
     let total = entry
         .get("totalTokens")
         .filter(|v| v.as_f64().is_some_and(|f| f.is_finite() && f >= 0.0));
     row.insert("totalTokens".into(), total.cloned().unwrap_or(Value::Null));
-    let fresh = entry.get("totalTokens").is_some_and(Value::is_number)
-        && !matches!(entry.get("totalTokensFresh"), Some(Value::Bool(false)));
+    let fresh = if db {
+        // `resolveFreshSessionTotalTokens`: a total, `totalTokensFresh === true` and
+        // `totalTokensVersion === 1`.
+        total.is_some()
+            && entry.get("totalTokensFresh") == Some(&Value::Bool(true))
+            && entry
+                .get("totalTokensVersion")
+                .and_then(Value::as_f64)
+                .is_some_and(|v| v == 1.0)
+    } else {
+        entry.get("totalTokens").is_some_and(Value::is_number)
+            && !matches!(entry.get("totalTokensFresh"), Some(Value::Bool(false)))
+    };
     row.insert("totalTokensFresh".into(), Value::Bool(fresh));
+    if db {
+        if let Some(v) = entry.get("totalTokensVersion") {
+            row.insert("totalTokensVersion".into(), v.clone());
+        }
+    }
 
     let agent_id = parse_agent_session_key(key)
         .map(|p| p.agent_id)
@@ -236,7 +342,7 @@ fn parse_model_ref(raw: &str, default_provider: &str) -> ModelRef {
     if trimmed.is_empty() {
         return ModelRef {
             provider: default_provider.into(),
-            model: DEFAULT_MODEL.into(),
+            model: default_model().into(),
         };
     }
     match trimmed.find('/') {
@@ -251,7 +357,7 @@ fn parse_model_ref(raw: &str, default_provider: &str) -> ModelRef {
                 }
                 .into(),
                 model: if model.is_empty() {
-                    DEFAULT_MODEL
+                    default_model()
                 } else {
                     model
                 }
@@ -292,7 +398,7 @@ fn default_model_ref(cfg: &Value, agent_id: Option<&str>) -> ModelRef {
     });
     let raw = agent_model
         .or_else(|| primary_model(cfg_path(cfg, &["agents", "defaults", "model"])))
-        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        .unwrap_or_else(|| default_model().to_string());
     parse_model_ref(&raw, DEFAULT_PROVIDER)
 }
 
@@ -546,7 +652,7 @@ fn default_model_for_agent(cfg: &Value, agent_id: &str) -> ModelRef {
     }
     ModelRef {
         provider: DEFAULT_PROVIDER.into(),
-        model: DEFAULT_MODEL.into(),
+        model: default_model().into(),
     }
 }
 
@@ -1081,6 +1187,7 @@ mod tests {
         ListContext {
             target_agent_id: "main".into(),
             config: Value::Null,
+            generation: RowGeneration::default(),
         }
     }
 
@@ -1432,6 +1539,7 @@ mod tests {
             let ctx = ListContext {
                 target_agent_id: target,
                 config,
+                generation: RowGeneration::default(),
             };
             let rows = read(&dir.join("rows.json"));
             for row in rows["sessions"].as_array().unwrap() {

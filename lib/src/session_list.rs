@@ -349,6 +349,12 @@ pub fn list_sessions(
         .map(|t| ListContext {
             target_agent_id: t.agent_id.clone(),
             config: ctx.config.root.clone(),
+            generation: match crate::agent_db::layout::layout_of(&t.store_path) {
+                crate::agent_db::layout::Layout::Db => crate::listing::RowGeneration::Db2026_9,
+                crate::agent_db::layout::Layout::Files => {
+                    crate::listing::RowGeneration::Files2026_7
+                }
+            },
         })
         .collect();
     Ok(ListResult {
@@ -446,7 +452,13 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
         } else {
             r.targets
                 .first()
-                .map(|t| Value::from(t.store_path.to_string_lossy().into_owned()))
+                .map(|t| {
+                    Value::from(
+                        crate::agent_db::layout::display_store_path(&t.store_path)
+                            .to_string_lossy()
+                            .into_owned(),
+                    )
+                })
                 .unwrap_or(Value::Null)
         },
     );
@@ -461,7 +473,11 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
                         m.insert("agentId".into(), Value::from(t.agent_id.clone()));
                         m.insert(
                             "path".into(),
-                            Value::from(t.store_path.to_string_lossy().into_owned()),
+                            Value::from(
+                                crate::agent_db::layout::display_store_path(&t.store_path)
+                                    .to_string_lossy()
+                                    .into_owned(),
+                            ),
                         );
                         Value::Object(m)
                     })

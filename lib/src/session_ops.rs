@@ -196,6 +196,9 @@ pub struct ShownEntry {
     /// `sessionFile` into a moved or restored state dir's old place): where, and its
     /// counterpart here.
     pub transcript_foreign: Option<crate::transcript_path::ForeignTranscript>,
+    /// The agent database the entry and its transcript come from (the 2026.8+ layout);
+    /// `transcript` is then a private decoded copy of its `transcript_events`.
+    pub agent_db: Option<std::path::PathBuf>,
 }
 
 /// `show KEY`: the entry a key (or sessionId) resolves to.
@@ -209,6 +212,32 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
     )?;
     let matched = find(&store, ctx, request)?;
     let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
+    if let Some(db_path) = crate::agent_db::layout::db_for_store(&target.store_path) {
+        // The transcript is `transcript_events`: readers get a decoded copy from
+        // `transcript::session`, made only when and as far as they need it.
+        let db = crate::agent_db::AgentDb::open(&db_path).map_err(StoreError::from)?;
+        let sid = entry.get("sessionId").and_then(Value::as_str).unwrap_or("");
+        let exists = crate::agent_db::events::has_events(&db, sid).map_err(StoreError::from)?;
+        let transcript = Err(format!(
+            "{}: {} for session {sid:?}",
+            db_path.display(),
+            if exists {
+                "transcript_events"
+            } else {
+                "no transcript_events"
+            }
+        ));
+        return Ok(ShownEntry {
+            target,
+            matched,
+            entry,
+            transcript,
+            transcript_exists: exists,
+            transcript_refused: false,
+            transcript_foreign: None,
+            agent_db: Some(db_path),
+        });
+    }
     let resolver = resolver_for(ctx, &target);
     let resolved = resolver
         .resolve(
@@ -233,6 +262,7 @@ pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
         transcript_exists,
         transcript_refused,
         transcript_foreign,
+        agent_db: None,
     })
 }
 

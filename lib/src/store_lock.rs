@@ -48,11 +48,16 @@ pub enum StoreLockError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The store's agent keeps its sessions in the agent database, which clawstate does
+    /// not write (every store writer takes this lock first, so all of them refuse here).
+    #[error(transparent)]
+    AgentDb(#[from] crate::agent_db::AgentDbError),
 }
 
 impl ExitCode for StoreLockError {
     fn exit_code(&self) -> i32 {
         match self {
+            StoreLockError::AgentDb(e) => e.exit_code(),
             StoreLockError::Busy { .. } => exit::TEMP_FAIL,
             StoreLockError::Io { .. } => exit::CANT_CREATE,
         }
@@ -206,6 +211,7 @@ fn open_dir(dir: &Path) -> std::io::Result<File> {
 impl StoreLock {
     /// Takes the exclusive lock for `store`, waiting as `wait` says.
     pub fn acquire(store: &Path, wait: LockWait) -> Result<StoreLock, StoreLockError> {
+        crate::agent_db::layout::refuse_write(store, "a write of the session store")?;
         let dir = store_dir(store);
         let io = |source| StoreLockError::Io {
             dir: dir.clone(),

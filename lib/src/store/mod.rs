@@ -83,6 +83,10 @@ pub enum StoreError {
         /// The store.
         path: PathBuf,
     },
+    /// The agent keeps its sessions in the agent database, which failed to read (or which
+    /// a write would have to change).
+    #[error(transparent)]
+    AgentDb(#[from] crate::agent_db::AgentDbError),
 }
 
 impl StoreError {
@@ -101,6 +105,7 @@ impl ExitCode for StoreError {
             StoreError::Malformed { .. } | StoreError::NotObject { .. } => exit::DATA_ERR,
             StoreError::Blob { .. } | StoreError::Write(_) => exit::CANT_CREATE,
             StoreError::ChangedWhileRead { .. } => exit::TEMP_FAIL,
+            StoreError::AgentDb(e) => e.exit_code(),
         }
     }
 }
@@ -200,6 +205,10 @@ pub struct StoreText {
 
 /// Reads a store file; `None` when it does not exist.
 pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
+    // The storage seam: an agent whose sessions live in its database is read from there.
+    if let Some(db_path) = crate::agent_db::layout::db_for_store(path) {
+        return read_db_store_text(path, &db_path).map(Some);
+    }
     let text = match FileText::read(path) {
         Ok(t) => t,
         Err(FileTextError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -234,6 +243,29 @@ pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
         body_start,
         warnings,
     }))
+}
+
+/// The store text of an agent database (`agent_db::store_text`), with its warnings: a
+/// schema newer than the one we know, legacy files still beside the database.
+fn read_db_store_text(store_path: &Path, db_path: &Path) -> Result<StoreText, StoreError> {
+    let db = crate::agent_db::AgentDb::open(db_path)?;
+    let t = crate::agent_db::store_text::read(&db)?;
+    let mut warnings = t.warnings;
+    warnings.extend(db.schema.warning(db_path));
+    let leftovers = crate::agent_db::layout::legacy_leftovers(store_path);
+    if !leftovers.is_empty() {
+        warnings.push(format!(
+            "{}: {} legacy file(s) beside the agent database, which the gateway no longer reads (first: {}); `claw-transcript check --all` says which hold history",
+            db_path.display(),
+            leftovers.len(),
+            leftovers[0].display()
+        ));
+    }
+    Ok(StoreText {
+        text: FileText::from(t.text),
+        body_start: 0,
+        warnings,
+    })
 }
 
 impl SessionStore {
@@ -400,6 +432,7 @@ impl SessionStore {
     /// [`PreparedStoreSave::commit`] puts in place. The store is not touched; dropping the
     /// result removes the temp file and the blobs this call created.
     pub fn prepare_save(&mut self) -> Result<PreparedStoreSave, StoreError> {
+        crate::agent_db::layout::refuse_write(&self.path, "writing the session store")?;
         self.normalize_for_save();
         let (text, blobs) = self.serialize();
         let mut prepared = PreparedStoreSave::default();

@@ -28,6 +28,8 @@ use crate::targets::{resolve_targets, StoreTarget, TargetSelection};
 use crate::transcript::entry::js_trim;
 use crate::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 
+pub use crate::agent_db::events::CopyScope;
+
 /// A `SESSION` argument that cannot be resolved.
 #[derive(Debug, Error)]
 pub enum SessionError {
@@ -71,6 +73,9 @@ pub enum SessionError {
     /// The store or its options failed.
     #[error(transparent)]
     Ops(#[from] OpsError),
+    /// The agent database refused or failed.
+    #[error(transparent)]
+    AgentDb(crate::agent_db::AgentDbError),
 }
 
 impl ExitCode for SessionError {
@@ -80,6 +85,7 @@ impl ExitCode for SessionError {
             SessionError::Ambiguous { .. } => exit::USAGE,
             SessionError::BadPath { .. } | SessionError::Foreign { .. } => exit::DATA_ERR,
             SessionError::Ops(e) => e.exit_code(),
+            SessionError::AgentDb(e) => e.exit_code(),
         }
     }
 }
@@ -105,6 +111,9 @@ pub struct SessionRef {
     /// When the transcript lies outside the state dir being worked on: where, and its
     /// counterpart here (reads say so; [`SessionRef::for_writing`] refuses).
     pub foreign: Option<ForeignTranscript>,
+    /// The agent database the session comes from (2026.8+ layout): `file` is then a
+    /// private decoded copy of its events, and writes are refused.
+    pub agent_db: Option<PathBuf>,
 }
 
 impl SessionRef {
@@ -112,6 +121,14 @@ impl SessionRef {
     /// both paths) when the transcript lies outside the state dir being worked on, where
     /// a write would change a file this state dir's gateway may not even read.
     pub fn for_writing(self) -> Result<SessionRef, SessionError> {
+        if let Some(db) = &self.agent_db {
+            return Err(SessionError::AgentDb(
+                crate::agent_db::AgentDbError::WriteRefused {
+                    path: db.clone(),
+                    what: "a write of the transcript".into(),
+                },
+            ));
+        }
         match &self.foreign {
             Some(f) => Err(SessionError::Foreign {
                 key: self.key.clone().unwrap_or_else(|| self.display_key.clone()),
@@ -140,6 +157,16 @@ fn looks_like_path(arg: &str) -> bool {
 
 /// Resolves `arg` against the state directory of `ctx`.
 pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError> {
+    resolve_scoped(ctx, arg, CopyScope::Whole)
+}
+
+/// [`resolve`] for a reader that needs only `scope` of a transcript kept in the agent
+/// database (a bounded tail read copies only the end).
+pub fn resolve_scoped(
+    ctx: &StateContext,
+    arg: &str,
+    scope: CopyScope,
+) -> Result<SessionRef, SessionError> {
     if looks_like_path(arg) {
         let path = crate::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
         // A path typed by the user is followed as given, once (like `cat` would), and must
@@ -164,6 +191,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
             session_id,
             display_key: arg.to_string(),
             foreign: None,
+            agent_db: None,
         });
     }
     let kc = ctx.key_context();
@@ -190,12 +218,12 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
         } else {
             shown.matched.canonical_key.clone()
         };
-        return session_ref(shown, display_key(&resolved, &kc));
+        return session_ref(shown, display_key(&resolved, &kc), scope);
     }
     if id_like && !chosen_store {
         if let Some(key) = find_by_session_id(ctx, raw)? {
             return match session_ops::show(ctx, &key) {
-                Ok(shown) => session_ref(shown, display_key(&key, &kc)),
+                Ok(shown) => session_ref(shown, display_key(&key, &kc), scope),
                 Err(e) if e.exit_code() == exit::NOT_FOUND => {
                     Err(SessionError::NotFound(arg.to_string()))
                 }
@@ -228,6 +256,7 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
                         session_id: Some(id.to_string()),
                         display_key: id.to_string(),
                         foreign: None,
+                        agent_db: None,
                     });
                 }
             }
@@ -240,19 +269,38 @@ pub fn resolve(ctx: &StateContext, arg: &str) -> Result<SessionRef, SessionError
 fn session_ref(
     shown: session_ops::ShownEntry,
     display_key: String,
+    scope: CopyScope,
 ) -> Result<SessionRef, SessionError> {
     let key = shown.matched.store_key.clone();
-    let file = shown.transcript.map_err(|message| SessionError::BadPath {
-        key: key.clone(),
-        message,
-    })?;
+    let file = match &shown.agent_db {
+        Some(db_path) => {
+            let sid = shown
+                .entry
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let db = crate::agent_db::AgentDb::open(db_path).map_err(SessionError::AgentDb)?;
+            crate::agent_db::events::materialize_scoped(&db, sid, scope)
+                .map_err(SessionError::AgentDb)?
+                .ok_or_else(|| SessionError::NotFound(format!("{}#{sid}", db_path.display())))?
+        }
+        None => shown.transcript.map_err(|message| SessionError::BadPath {
+            key: key.clone(),
+            message,
+        })?,
+    };
     let session_id = shown
         .entry
         .get("sessionId")
         .and_then(Value::as_str)
         .map(String::from);
+    // A copy decoded from the agent DB is named by the database and the session.
+    let path = match (&shown.agent_db, &session_id) {
+        (Some(db), Some(sid)) => PathBuf::from(format!("{}#{sid}", db.display())),
+        _ => file.path().to_path_buf(),
+    };
     Ok(SessionRef {
-        path: file.path().to_path_buf(),
+        path,
         file,
         key: Some(key),
         target: Some(shown.target),
@@ -260,6 +308,7 @@ fn session_ref(
         session_id,
         display_key,
         foreign: shown.transcript_foreign,
+        agent_db: shown.agent_db,
     })
 }
 
