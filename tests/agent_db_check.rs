@@ -303,3 +303,37 @@ fn unvalidated_entries_are_a_warning_that_names_doctor_fix() {
         assert!(!o.status.success(), "9.6 refuses the unvalidated row");
     }
 }
+
+#[test]
+fn doctor_runs_the_agent_db_checks() {
+    let Some(h) = imported_home() else { return };
+    let db = db_of(h.path(), "main");
+    let c = damage(&db);
+    let main = current_sid(&c, "agent:main:main");
+    c.execute(
+        "DELETE FROM transcript_events WHERE session_id = ?1 AND seq = 0",
+        params![main],
+    )
+    .unwrap();
+    drop(c);
+    let o = claw("claw-sessions", h.path())
+        .args(["doctor", "--all-agents", "--ndjson"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(65), "{out}");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let header: Vec<_> = rows
+        .iter()
+        .filter(|r| r["code"] == "session-without-header")
+        .collect();
+    assert_eq!(header.len(), 1, "{rows:#?}");
+    // The DB agent's transcripts are not looked for as files.
+    assert!(
+        !rows.iter().any(|r| r["code"] == "transcript-missing"),
+        "{rows:#?}"
+    );
+}

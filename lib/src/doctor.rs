@@ -148,9 +148,16 @@ fn store_sections(
     drop(store);
     progress("store", 1, 1);
 
-    // Transcripts and write locks: `check --all`.
+    // Transcripts and write locks: `check --all` (on the agent DB layout, its own checks
+    // below stand for it).
     let mut transcripts = |done: usize, total: usize| progress("transcripts", done, total);
-    match check_all::check_store(ctx, target, &mut transcripts) {
+    let on_db = crate::agent_db::layout::db_for_store(store_path).is_some();
+    let checked = if on_db {
+        Ok(check_all::StoreCheck::default())
+    } else {
+        check_all::check_store(ctx, target, &mut transcripts)
+    };
+    match checked {
         Ok(c) => {
             report.transcripts += c.files;
             report.findings.extend(c.findings);
@@ -290,10 +297,20 @@ fn disk_section(ctx: &StateContext, target: &StoreTarget) -> Vec<Finding> {
     out
 }
 
-/// Hook for the agent database checks (the per-agent SQLite layout of 2026.8+): its
-/// module adds its findings for `target`'s agent here. None yet.
-pub fn agent_db_section(_ctx: &StateContext, _target: &StoreTarget) -> Vec<Finding> {
-    Vec::new()
+/// The agent database checks (the per-agent SQLite layout of 2026.8+, `claw-transcript
+/// check --all` on it): integrity (quick), events, windows, leftovers, WAL, and leases
+/// held by dead processes. Nothing for an agent on the files layout.
+pub fn agent_db_section(ctx: &StateContext, target: &StoreTarget) -> Vec<Finding> {
+    let Some(db) = crate::agent_db::layout::db_for_store(&target.store_path) else {
+        return Vec::new();
+    };
+    let opts = crate::agent_db::check::DbCheckOptions {
+        integrity: false,
+        session_id: None,
+    };
+    let (mut findings, _) = crate::agent_db::check::check_or_report(&db, &target.store_path, &opts);
+    findings.extend(crate::agent_db::check::stale_holders(&ctx.layout.state_dir));
+    findings
 }
 
 /// The state database: it opens, passes SQLite's quick check, has a known schema, holds

@@ -183,7 +183,7 @@ fn build_row<E: EntryView + ?Sized>(
             "forkedFromParent" if db => (entry.get("forkSource").is_some()
                 || entry.get("forkedFromParent") == Some(&Value::Bool(true)))
             .then_some(Value::Bool(true)),
-            _ => entry.get(*name).cloned(),
+            _ => entry.get(name).cloned(),
         };
         if let Some(v) = v {
             row.insert((*name).to_string(), v);

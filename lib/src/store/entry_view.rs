@@ -40,6 +40,9 @@ pub struct LeanEntry<'t> {
 
 /// What [`LeanReader::read`] made of an entry.
 #[derive(Debug)]
+// Returned by value once per entry and consumed at once: boxing the common variant would
+// cost an allocation per entry on the listing's hot path.
+#[allow(clippy::large_enum_variant)]
 pub enum Lean<'t> {
     /// The entry as the load leaves it.
     Kept(LeanEntry<'t>),
