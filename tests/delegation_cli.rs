@@ -254,6 +254,19 @@ fn via_gateway_with_no_gateway_is_75_and_never_offline() {
         assert_eq!(out.status.code(), Some(75), "{args:?}: {err}");
         assert!(err.contains("cannot reach the gateway"), "{args:?}: {err}");
     }
+    // Transcript writes have no gateway method: refused too, never done offline.
+    let transcript = f.store.with_file_name("s1.jsonl");
+    let out = claw("claw-transcript", &f.home)
+        .arg("--state-dir")
+        .arg(&f.state)
+        .arg("--via-gateway")
+        .args(["append", "main", "--role", "user", "--text", "hi"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert!(err.contains("no method that writes a transcript"), "{err}");
+    assert!(!transcript.exists(), "nothing written offline");
     // A dry run is a read: offline, whatever the route.
     f.cmd().args(["cleanup", "--dry-run"]).assert().success();
     assert_eq!(std::fs::read(&f.store).unwrap(), before);

@@ -355,6 +355,17 @@ fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
     if dry_run {
         return Ok(());
     }
+    // `--via-gateway` asks that the write go through the gateway or not at all, and its RPC
+    // has no transcript writes: refuse (75), whether or not a gateway was detected.
+    if ctx.options.route == clawstate::delegation::GatewayRoute::Required {
+        return clawstate::delegation::refuse_unless_offline(
+            ctx,
+            dry_run,
+            "a transcript write",
+            "the gateway's RPC has no method that writes a transcript; run it offline (--offline) with the gateway stopped",
+        )
+        .map_err(|e| Failure::from_error(PROG, &e));
+    }
     if let Some(w) = clawstate::session_ops::check_live_gateway(ctx).or_fail()? {
         warn(PROG, &w);
     }
