@@ -48,13 +48,7 @@ pub struct DoctorReport {
 pub type Progress<'a> = &'a mut dyn FnMut(&str, usize, usize);
 
 fn finding(path: &Path, severity: Severity, code: &'static str, message: String) -> Finding {
-    Finding {
-        path: path.to_path_buf(),
-        line: None,
-        severity,
-        code,
-        message,
-    }
+    Finding::about_file(path, severity, code, message)
 }
 
 /// Runs every section on the selected stores and the state directory.

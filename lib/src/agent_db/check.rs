@@ -32,13 +32,7 @@ pub struct DbCheckOptions {
 pub const WAL_REPORT_MIN: u64 = 64 << 20;
 
 fn finding(path: &Path, severity: Severity, code: &'static str, message: String) -> Finding {
-    Finding {
-        path: path.to_path_buf(),
-        line: None,
-        severity,
-        code,
-        message,
-    }
+    Finding::about_file(path, severity, code, message)
 }
 
 const VALIDATE: &str = "`openclaw doctor --session-sqlite validate`";

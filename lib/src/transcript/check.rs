@@ -58,6 +58,22 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding about a whole file (no line).
+    pub fn about_file(
+        path: &Path,
+        severity: Severity,
+        code: &'static str,
+        message: String,
+    ) -> Finding {
+        Finding {
+            path: path.to_path_buf(),
+            line: None,
+            severity,
+            code,
+            message,
+        }
+    }
+
     /// `file:line: severity: code: message`.
     pub fn to_line(&self) -> String {
         match self.line {

@@ -90,13 +90,7 @@ pub fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
 }
 
 fn finding(path: &Path, severity: Severity, code: &'static str, message: String) -> Finding {
-    Finding {
-        path: path.to_path_buf(),
-        line: None,
-        severity,
-        code,
-        message,
-    }
+    Finding::about_file(path, severity, code, message)
 }
 
 /// Runs the pass on one store; `progress(done, total)` is called as transcripts are
