@@ -178,8 +178,9 @@ enum Command {
         #[command(flatten)]
         write: WriteArgs,
     },
-    /// Point the entries of a moved or restored state dir back at it: every absolute
-    /// sessionFile that still leads into the old place is rewritten to the same file here,
+    /// Point the entries of a moved or restored state dir back at it.
+    ///
+    /// Every absolute sessionFile that still leads into the old place is rewritten to the same file here,
     /// where that file exists (one atomic store write under the store lock).
     ///
     /// The gateway follows an absolute `…/agents/<id>/sessions/<file>` wherever it points,
@@ -190,8 +191,9 @@ enum Command {
         #[command(flatten)]
         write: WriteArgs,
     },
-    /// Undo an archive: rename a .deleted.<ts> / .reset.<ts> transcript back and, when
-    /// the store has no entry for its session, add one (--key KEY; an archive does not
+    /// Undo an archive: bring back a .deleted.<ts> / .reset.<ts> transcript.
+    ///
+    /// Renames the archive back and, when the store has no entry for its session, add one (--key KEY; an archive does not
     /// record its key). A KEY of the store restores the newest archive of its session
     /// when its transcript is missing. Try --dry-run first.
     Restore {
@@ -219,8 +221,10 @@ enum Command {
         #[arg(long)]
         chat_type: Option<String>,
     },
-    /// Session-store maintenance, exactly as `openclaw sessions cleanup`: prune stale
-    /// entries, cap the count, enforce the disk budget, archive and prune files.
+    /// Session-store maintenance, exactly as `openclaw sessions cleanup`.
+    ///
+    /// Prunes stale entries, caps the count, enforces the disk budget, archives and prunes
+    /// files.
     ///
     /// Silent on success unless something changed (for cron); --verbose logs every file
     /// (and, as at a terminal, says when it waits for another clawstate writer).
@@ -232,7 +236,9 @@ enum Command {
     /// the write leaves a store that references no archived file; the next run finishes
     /// the journal's renames.
     Cleanup(CleanupArgs),
-    /// One health check of the state directory, read only: the store (parse, drift from
+    /// One health check of the state directory, read only.
+    ///
+    /// Covers the store (parse, drift from
     /// what the next save writes), transcripts and write locks (`claw-transcript check
     /// --all`), the store lock, the journals of an interrupted cleanup, the disk budget
     /// against the config, the state database (integrity, schema, planted objects,
@@ -244,8 +250,9 @@ enum Command {
         #[command(flatten)]
         report: findings_cli::FindingArgs,
     },
-    /// Where the bytes of the agent database are (the 2026.8+ layout): per agent and per
-    /// session, events and their bytes as stored and decoded, the largest events, inline
+    /// Where the bytes of the agent database are (the 2026.8+ layout).
+    ///
+    /// Per agent and per session: events and their bytes as stored and decoded, the largest events, inline
     /// base64 images, archives, the WAL's and the FTS index's share.
     Du {
         /// How many sessions (text) and largest events to show.
