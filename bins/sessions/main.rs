@@ -1394,6 +1394,11 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
         }
     }
     let several = run.stores.len() > 1;
+    // Fitted to the terminal as the listing is; printed through `out`, so uncoloured.
+    let layout = clawstate::text_table::Layout {
+        color: false,
+        ..common::table_layout()
+    };
     match mode {
         OutputMode::Json => out(&run.to_json())?,
         OutputMode::Ndjson => {
@@ -1419,6 +1424,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                         &ctx.config.root,
                         ctx.now_ms,
                         several,
+                        &layout,
                     )
                 })
                 .collect();
@@ -1437,6 +1443,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                             &ctx.config.root,
                             ctx.now_ms,
                             "Session actions:",
+                            &layout,
                         ));
                     }
                     t
