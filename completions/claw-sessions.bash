@@ -609,7 +609,7 @@ _claw__sessions() {
             return 0
             ;;
         claw__subcmd__sessions__subcmd__patch)
-            opts="-h --set --unset --merge --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
+            opts="-h --stdin --set --unset --merge --dry-run --wait --no-wait --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -50,7 +50,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -s h -l help -
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -s V -l version -d 'Print version'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "list" -d 'List sessions, newest first (the envelope of `openclaw sessions --json`)'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "show" -d 'Show one entry (by session key or sessionId) and its transcript path'
-complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "patch" -d 'Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
+complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "patch" -d 'Change fields of entries: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "reset" -d 'Start a new session for a key, as the gateway\'s sessions.reset does on disk'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "delete" -d 'Remove entries; archive their transcripts as .deleted.<ts> unless shared'
 complete -c claw-sessions -n "__fish_claw_sessions_needs_command" -f -a "relocate" -d 'Point the entries of a moved or restored state dir back at it'
@@ -113,6 +113,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l la
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l stdin -d 'Also read keys from stdin, one per line'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l dry-run -d 'Show what would change; write nothing'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l no-wait -d 'Exit 75 at once when another clawstate process writes the store (--wait 0)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l all-agents -d 'Every configured agent\'s store'
@@ -121,7 +122,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l nd
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l offline -d 'Write offline even while a live gateway owns the state dir (with a warning; the gateway may overwrite the change)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l via-gateway -d 'Send the write to the gateway\'s RPC even if no live gateway was detected (75 when it cannot be reached)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -l table -d 'Print a listing as a table even when stdout is not a terminal (piped, a listing is NDJSON)'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -s h -l help -d 'Print help'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand patch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l wait -d 'Wait at most SECS seconds while another clawstate process writes the store, then exit 75 (0: do not wait)' -r
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l state-dir -d 'OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot)' -r -F
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand reset" -l agent -d 'Agent whose store to use (default: the configured default agent); several: ID,ID' -r
@@ -295,7 +296,7 @@ complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -l table
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand du" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "list" -d 'List sessions, newest first (the envelope of `openclaw sessions --json`)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "show" -d 'Show one entry (by session key or sessionId) and its transcript path'
-complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "patch" -d 'Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
+complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "patch" -d 'Change fields of entries: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin)'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "reset" -d 'Start a new session for a key, as the gateway\'s sessions.reset does on disk'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "delete" -d 'Remove entries; archive their transcripts as .deleted.<ts> unless shared'
 complete -c claw-sessions -n "__fish_claw_sessions_using_subcommand help; and not __fish_seen_subcommand_from list show patch reset delete relocate restore resolve policy cleanup doctor du help" -f -a "relocate" -d 'Point the entries of a moved or restored state dir back at it'

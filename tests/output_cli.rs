@@ -366,6 +366,47 @@ fn the_table_fits_the_terminal_width() {
     }
 }
 
+/// Issue 28: cleanup's plan table fits the terminal as the listing's does (it was the
+/// gateway's fixed columns, keys cut to 26 units, however wide the terminal).
+#[test]
+fn the_cleanup_table_fits_the_terminal_width() {
+    let f = fixture();
+    let long = "agent:main:subagent:worker-with-a-rather-long-name-for-the-table";
+    let table = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip_while(|l| !l.starts_with("Planned session actions:"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    // A wide terminal: whole keys.
+    let (t, code) = on_terminal(&f.home, 0, &[("COLUMNS", "200")], &["cleanup", "--dry-run"]);
+    assert_eq!(code, 0, "{t}");
+    assert!(t.contains(long), "{t}");
+    // A narrow one: every line fits, the widest column cut with …, still aligned.
+    let (t, _) = on_terminal(&f.home, 0, &[("COLUMNS", "60")], &["cleanup", "--dry-run"]);
+    let rows = table(&t);
+    assert_eq!(rows.len(), 5, "{t}");
+    for l in &rows {
+        assert!(l.chars().count() <= 60, "{l:?} is wider than 60:\n{t}");
+    }
+    assert!(t.contains('…'), "{t}");
+    let col = |l: &str, w: &str| l.find(w).map(|i| l[..i].chars().count());
+    let age = col(&rows[0], "Age").unwrap();
+    let main = rows.iter().find(|l| l.contains("agent:main:main")).unwrap();
+    assert_eq!(col(main, "47h ago"), Some(age), "{t}");
+    // No width (a pipe): the gateway's table as it prints it.
+    let out = cmd(&f.home)
+        .env_remove("COLUMNS")
+        .args(["cleanup", "--dry-run"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8(out.stdout).unwrap();
+    assert!(!plan.contains(long), "{plan}");
+    assert!(plan.contains("agent:main:subag...-table"), "{plan}");
+}
+
 // ---- ages and tokens ------------------------------------------------------------------------
 
 #[test]

@@ -145,10 +145,16 @@ enum Command {
         /// Session key (`main`, `agent:work:telegram:group:1`, …) or sessionId.
         key: String,
     },
-    /// Change fields of one entry: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin).
+    /// Change fields of entries: --set FIELD=JSON, --unset FIELD, or --merge - (RFC 7386 patch on stdin).
+    ///
+    /// Several keys (or --stdin) get the same patch: every key is found first, each store
+    /// is written once; a missing key writes nothing (exit 3).
     Patch {
-        /// Session key or sessionId.
-        key: String,
+        /// Session keys or sessionIds.
+        keys: Vec<String>,
+        /// Also read keys from stdin, one per line.
+        #[arg(long)]
+        stdin: bool,
         /// Set a field to a JSON value (a bare word is taken as a string); dots reach into objects.
         #[arg(long = "set", value_name = "FIELD=JSON")]
         set: Vec<String>,
@@ -311,14 +317,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::List(a)) => list(&ctx, mode, a.or(cli.list)),
         Some(Command::Show { key }) => show(&ctx, mode, &key),
         Some(Command::Patch {
-            key,
+            mut keys,
+            stdin,
             set,
             unset,
             merge,
             write,
         }) => {
+            if stdin && merge.as_deref() == Some("-") {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    "patch: --stdin and --merge - both read stdin; give the merge patch as a file",
+                ));
+            }
             let patch = build_patch(&set, &unset, merge.as_deref())?;
-            patch_cmd(&ctx, mode, &key, &patch, write.options())
+            if stdin {
+                keys.extend(read_stdin_keys()?);
+            }
+            match keys.as_slice() {
+                [] => Err(Failure::new(
+                    exit::USAGE,
+                    "patch: give at least one KEY (or --stdin)",
+                )),
+                [key] => patch_cmd(&ctx, mode, key, &patch, write.options()),
+                _ => patch_batch(&ctx, mode, &keys, &patch, write.options()),
+            }
         }
         Some(Command::Reset { key, write }) => reset(&ctx, mode, &key, write.options()),
         Some(Command::Relocate { write }) => relocate(&ctx, mode, write.options()),
@@ -328,16 +351,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             write,
         }) => {
             if stdin {
-                let mut s = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut s)
-                    .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
-                keys.extend(
-                    s.lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(String::from),
-                );
+                keys.extend(read_stdin_keys()?);
             }
             if keys.is_empty() {
                 return Err(Failure::new(
@@ -713,6 +727,140 @@ fn patch_cmd(
             print_data(mode, &doc)
         }
     }
+}
+
+/// The keys of `--stdin`: one per line, blank lines skipped.
+fn read_stdin_keys() -> Result<Vec<String>, Failure> {
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| Failure::new(exit::FAILURE, format!("cannot read stdin: {e}")))?;
+    Ok(s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+/// `patch KEY KEY…`: one patch for several entries, each store written once.
+fn patch_batch(
+    ctx: &StateContext,
+    mode: OutputMode,
+    keys: &[String],
+    patch: &Value,
+    w: WriteOptions,
+) -> Result<(), Failure> {
+    if let Some(d) = delegation::route(ctx, w.dry_run) {
+        // The gateway's sessions.patch changes one entry per call: one call per key would
+        // leave a half-patched batch when a later key fails, so a batch is never sent.
+        let e = d.not_delegable(
+            "a patch of several keys",
+            "the gateway's sessions.patch changes one entry per call, so a batch could not be all-or-nothing (patch one key at a time through it)",
+        );
+        return Err(Failure::from_error(PROG, &e));
+    }
+    print_warning(if w.dry_run {
+        None
+    } else {
+        session_ops::check_live_gateway(ctx).ok().flatten()
+    });
+    let b = session_ops::patch_many(ctx, keys, patch, w).or_fail()?;
+    let several = b.stores.len() > 1;
+    let store_path = |i: usize| b.stores[i].target.store_path.to_string_lossy().to_string();
+    let rows: Vec<Value> = b
+        .entries
+        .iter()
+        .map(|e| {
+            let mut row = json!({
+                "key": e.key,
+                "storePath": store_path(e.store),
+                "written": b.stores[e.store].written,
+                "entry": Value::Object(e.after.clone()),
+            });
+            if w.dry_run {
+                row["changes"] = Value::Array(
+                    b.stores[e.store]
+                        .changes
+                        .iter()
+                        .filter(|c| c.key == e.key)
+                        .map(|c| c.to_json())
+                        .collect(),
+                );
+            }
+            row
+        })
+        .collect();
+    match mode {
+        OutputMode::Text => {
+            let mut t = String::new();
+            for e in &b.entries {
+                let verb = if w.dry_run {
+                    "would patch"
+                } else if b.stores[e.store].written {
+                    "patched"
+                } else {
+                    "unchanged"
+                };
+                t.push_str(&text_line(&format!(
+                    "{verb} {} in {}",
+                    e.key,
+                    b.stores[e.store].target.store_path.display()
+                )));
+            }
+            if w.dry_run {
+                for s in &b.stores {
+                    if several {
+                        t.push_str(&text_line(&format!("{}:", s.target.store_path.display())));
+                    }
+                    t.push_str(&render_batch_diff(&s.changes, &b.entries));
+                }
+            }
+            out(&t)
+        }
+        OutputMode::Ndjson => {
+            let mut s = String::new();
+            for r in &rows {
+                s.push_str(&clawstate::jsjson::to_string_compact(r));
+                s.push('\n');
+            }
+            out(&s)
+        }
+        OutputMode::Json => {
+            let mut doc = json!({
+                "stores": b.stores.iter().map(|s| json!({
+                    "agentId": s.target.agent_id,
+                    "storePath": s.target.store_path.to_string_lossy(),
+                    "written": s.written,
+                })).collect::<Vec<_>>(),
+                "dryRun": w.dry_run,
+                "patched": rows,
+            });
+            if w.dry_run {
+                doc["changes"] = Value::Array(
+                    b.stores
+                        .iter()
+                        .flat_map(|s| {
+                            s.changes.iter().map(|c| {
+                                let mut v = c.to_json();
+                                v["storePath"] = json!(s.target.store_path.to_string_lossy());
+                                v
+                            })
+                        })
+                        .collect(),
+                );
+            }
+            print_json(&doc)
+        }
+    }
+}
+
+/// A store's dry-run diff, each entry marked as the patch's or the save's normalisation.
+fn render_batch_diff(
+    changes: &[clawstate::store::save_diff::EntryDiff],
+    entries: &[session_ops::PatchedEntry],
+) -> String {
+    let patched: std::collections::HashSet<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+    clawstate::store::save_diff::render_text_for(changes, &|k| patched.contains(k))
 }
 
 fn pairs(v: &[(std::path::PathBuf, std::path::PathBuf)]) -> Value {
@@ -1253,6 +1401,11 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
         }
     }
     let several = run.stores.len() > 1;
+    // Fitted to the terminal as the listing is; printed through `out`, so uncoloured.
+    let layout = clawstate::text_table::Layout {
+        color: false,
+        ..common::table_layout()
+    };
     match mode {
         OutputMode::Json => out(&run.to_json())?,
         OutputMode::Ndjson => {
@@ -1278,6 +1431,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                         &ctx.config.root,
                         ctx.now_ms,
                         several,
+                        &layout,
                     )
                 })
                 .collect();
@@ -1296,6 +1450,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                             &ctx.config.root,
                             ctx.now_ms,
                             "Session actions:",
+                            &layout,
                         ));
                     }
                     t

@@ -10,6 +10,7 @@ use crate::jsjson;
 use crate::listing::display_model_ref;
 use crate::targets::StoreTarget;
 use crate::terminal_text::escape_line;
+use crate::text_table::{Cell, Layout, TextTable, Tone};
 
 /// What maintenance did (or would do) to one entry (`resolveSessionCleanupAction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -264,7 +265,17 @@ fn flags_cell(e: &Map<String, Value>) -> String {
 
 /// The `Planned session actions:` table and `Summary by Label:` block, rows sorted by
 /// `updatedAt` descending (stable).
-pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: &str) -> String {
+///
+/// Without a width (a pipe) the table is the gateway's, byte for byte: fixed columns, keys
+/// cut to 26 units with `...`. Given a terminal width it is a [`TextTable`] fitted to it
+/// as the listing's is: whole keys when they fit, else the widest column cut with `…`.
+pub fn render_action_table(
+    rows: &[ActionRow],
+    cfg: &Value,
+    now_ms: i64,
+    title: &str,
+    layout: &Layout,
+) -> String {
     let mut s = String::new();
     if rows.is_empty() {
         return s;
@@ -278,6 +289,31 @@ pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: 
     };
     sorted.sort_by(|a, b| u(b).total_cmp(&u(a)));
     s.push_str(&format!("\n{title}\n"));
+    let age_of = |r: &ActionRow| match r.entry.get("updatedAt").and_then(Value::as_f64) {
+        Some(t) if t != 0.0 => format_time_ago(now_ms as f64 - t),
+        _ => "unknown".into(),
+    };
+    if layout.width.is_some() {
+        let mut table = TextTable::new(&["Action", "Key", "Age", "Model", "Flags"]);
+        for r in &sorted {
+            let model = display_model_ref(cfg, &r.key, &r.entry).model;
+            let tone = if r.action.keeps() {
+                Tone::Plain
+            } else {
+                Tone::Warn
+            };
+            table.push(vec![
+                Cell::new(r.action.as_str(), tone),
+                Cell::new(&r.key, Tone::Accent),
+                Cell::new(&age_of(r), Tone::Muted),
+                Cell::new(&model, Tone::Info),
+                Cell::new(&flags_cell(&r.entry), Tone::Muted),
+            ]);
+        }
+        s.push_str(&table.render(layout));
+        s.push_str(&summary_by_label(rows));
+        return s;
+    }
     s.push_str(&format!(
         "{} {} {} {} Flags\n",
         pad("Action", 19),
@@ -286,10 +322,7 @@ pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: 
         pad("Model", 14)
     ));
     for r in &sorted {
-        let age = match r.entry.get("updatedAt").and_then(Value::as_f64) {
-            Some(t) if t != 0.0 => format_time_ago(now_ms as f64 - t),
-            _ => "unknown".into(),
-        };
+        let age = age_of(r);
         let model = display_model_ref(cfg, &r.key, &r.entry).model;
         // Data escaped before the columns are measured (terminal_text): a key is cut
         // to the gateway's 26 units as it is shown.
@@ -304,7 +337,13 @@ pub fn render_action_table(rows: &[ActionRow], cfg: &Value, now_ms: i64, title: 
         s.push_str(line.trim_end());
         s.push('\n');
     }
-    // Summary by label, labels sorted.
+    s.push_str(&summary_by_label(rows));
+    s
+}
+
+/// The `Summary by Label:` block and its total, labels sorted.
+fn summary_by_label(rows: &[ActionRow]) -> String {
+    let mut s = String::new();
     let mut by_label: Vec<(String, u64, u64)> = Vec::new();
     for r in rows {
         let label = match r.entry.get("label").and_then(Value::as_str).map(str::trim) {
@@ -348,6 +387,7 @@ pub fn render_dry_run(
     cfg: &Value,
     now_ms: i64,
     agent_header: bool,
+    layout: &Layout,
 ) -> String {
     let mut s = String::new();
     if agent_header {
@@ -399,6 +439,7 @@ pub fn render_dry_run(
         cfg,
         now_ms,
         "Planned session actions:",
+        layout,
     ));
     s
 }

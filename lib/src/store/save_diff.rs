@@ -84,6 +84,12 @@ impl EntryDiff {
 /// `patched` is named so, the others are the save's normalisation), one `-`/`+` line
 /// per field side; data escaped for the terminal.
 pub fn render_text(diffs: &[EntryDiff], patched: &str) -> String {
+    render_text_for(diffs, &|k| k == patched)
+}
+
+/// [`render_text`] for a patch of several entries: `patched` says which keys the patch
+/// changed (the others the save's normalisation).
+pub fn render_text_for(diffs: &[EntryDiff], patched: &dyn Fn(&str) -> bool) -> String {
     use crate::terminal_text::escape_line;
     let mut s = String::new();
     if diffs.is_empty() {
@@ -101,7 +107,7 @@ pub fn render_text(diffs: &[EntryDiff], patched: &str) -> String {
             EntryChangeKind::Removed => '-',
             EntryChangeKind::Changed => '~',
         };
-        let why = if d.key == patched {
+        let why = if patched(&d.key) {
             "the patch"
         } else {
             "normalised by the save"
