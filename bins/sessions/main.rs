@@ -404,14 +404,7 @@ fn du(ctx: &StateContext, mode: OutputMode, top: usize) -> Result<(), Failure> {
     }
     match mode {
         OutputMode::Json => print_json(&json!({ "agents": docs })),
-        OutputMode::Ndjson => {
-            let mut s = String::new();
-            for d in &docs {
-                s.push_str(&clawstate::jsjson::to_string_compact(d));
-                s.push('\n');
-            }
-            out(&s)
-        }
+        OutputMode::Ndjson => common::emit_lines(&docs),
         OutputMode::Text => out(&text),
     }
 }
@@ -817,14 +810,7 @@ fn patch_batch(
             }
             out(&t)
         }
-        OutputMode::Ndjson => {
-            let mut s = String::new();
-            for r in &rows {
-                s.push_str(&clawstate::jsjson::to_string_compact(r));
-                s.push('\n');
-            }
-            out(&s)
-        }
+        OutputMode::Ndjson => common::emit_lines(&rows),
         OutputMode::Json => {
             let mut doc = json!({
                 "stores": b.stores.iter().map(|s| json!({
@@ -1037,14 +1023,7 @@ fn delete(
             "dryRun": w.dry_run,
             "deleted": rows,
         })),
-        OutputMode::Ndjson => {
-            let mut s = String::new();
-            for r in &rows {
-                s.push_str(&clawstate::jsjson::to_string_compact(r));
-                s.push('\n');
-            }
-            out(&s)
-        }
+        OutputMode::Ndjson => common::emit_lines(&rows),
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
             let mut t = String::new();
@@ -1099,14 +1078,7 @@ fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(),
         .collect();
     match mode {
         OutputMode::Json => print_json(&json!({"dryRun": w.dry_run, "stores": stores})),
-        OutputMode::Ndjson => {
-            let mut t = String::new();
-            for v in &stores {
-                t.push_str(&clawstate::jsjson::to_string_compact(v));
-                t.push('\n');
-            }
-            out(&t)
-        }
+        OutputMode::Ndjson => common::emit_lines(&stores),
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
             let mut t = String::new();

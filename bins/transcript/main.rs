@@ -1364,14 +1364,7 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             }
             match mode {
                 OutputMode::Json => print_json(&json!({"locks": rows})),
-                OutputMode::Ndjson => {
-                    let mut buf = String::new();
-                    for r in &rows {
-                        buf.push_str(&jsjson::to_string_compact(r));
-                        buf.push('\n');
-                    }
-                    out(&buf)
-                }
+                OutputMode::Ndjson => common::emit_lines(&rows),
                 OutputMode::Text => out(&text),
             }
         }

@@ -404,16 +404,19 @@ pub fn emit_rows(
             s.push('\n');
             out(&s)
         }
-        ListMode::Lines => {
-            let mut s = String::new();
-            for r in rows {
-                jsjson::write_compact(&mut s, r);
-                s.push('\n');
-            }
-            out(&s)
-        }
+        ListMode::Lines => emit_lines(rows),
         ListMode::Table => out_styled(&table(&table_layout())),
     }
+}
+
+/// Prints `rows` as NDJSON: one compact object per line.
+pub fn emit_lines(rows: &[Value]) -> Result<(), Failure> {
+    let mut s = String::new();
+    for r in rows {
+        jsjson::write_compact(&mut s, r);
+        s.push('\n');
+    }
+    out(&s)
 }
 
 /// Prints a warning line on stderr, escaped as one line (`warning` in yellow where

@@ -176,34 +176,11 @@ pub fn usage(db_path: &Path, store_path: &Path, top: usize) -> Result<DbUsage, A
         .map(|(_, b)| b)
         .sum();
 
-    let mut keys: HashMap<String, String> = HashMap::new();
-    {
-        let mut st = db
-            .conn
-            .prepare("SELECT session_id, session_key FROM session_windows")
-            .map_err(sql)?;
-        let rows = st
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(sql)?;
-        for r in rows {
-            let (s, k) = r.map_err(sql)?;
-            keys.insert(s, k);
-        }
-    }
-    let mut current: HashMap<String, String> = HashMap::new();
-    {
-        let mut st = db
-            .conn
-            .prepare("SELECT current_session_id, session_key FROM session_nodes")
-            .map_err(sql)?;
-        let rows = st
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(sql)?;
-        for r in rows {
-            let (s, k) = r.map_err(sql)?;
-            current.insert(s, k);
-        }
-    }
+    let keys = string_pairs(&db, "SELECT session_id, session_key FROM session_windows")?;
+    let current = string_pairs(
+        &db,
+        "SELECT current_session_id, session_key FROM session_nodes",
+    )?;
     let mut per: BTreeMap<String, SessionUsage> = BTreeMap::new();
     let mut largest: Vec<LargeEvent> = Vec::new();
     let mut st = db
@@ -458,6 +435,16 @@ pub fn render_text(agent_id: &str, u: &DbUsage, rows: usize) -> String {
         }
     }
     s
+}
+
+/// The (first column → second column) map of a two-text-column query.
+fn string_pairs(db: &AgentDb, query: &str) -> Result<HashMap<String, String>, AgentDbError> {
+    let sql = |e| db.err(e);
+    let mut st = db.conn.prepare(query).map_err(sql)?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(sql)?;
+    rows.map(|r| r.map_err(sql)).collect()
 }
 
 #[cfg(test)]
