@@ -376,12 +376,7 @@ pub fn patch_many(
             if of_request[ri] != si {
                 continue;
             }
-            let m = finder.find(r).ok_or_else(|| {
-                OpsError::Lifecycle(LifecycleError::NotFound {
-                    store: store.path().to_path_buf(),
-                    key: r.clone(),
-                })
-            })?;
+            let m = find_in(&mut finder, store.path(), r)?;
             let key = m.store_key;
             if !seen.insert(key.clone()) {
                 continue;
@@ -729,12 +724,7 @@ pub fn delete(
             if of_request[ri] != si {
                 continue;
             }
-            let m = finder.find(r).ok_or_else(|| {
-                OpsError::Lifecycle(LifecycleError::NotFound {
-                    store: store.path().to_path_buf(),
-                    key: r.clone(),
-                })
-            })?;
+            let m = find_in(&mut finder, store.path(), r)?;
             let Some(&i) = position.get(m.store_key.as_str()) else {
                 continue;
             };
@@ -1027,6 +1017,20 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         policy,
         freshness,
         exemption,
+    })
+}
+
+/// The entry `request` names in the store at `store_path`, or `NotFound` (exit 3).
+fn find_in(
+    finder: &mut lifecycle::KeyFinder<'_>,
+    store_path: &std::path::Path,
+    request: &str,
+) -> Result<lifecycle::EntryMatch, OpsError> {
+    finder.find(request).ok_or_else(|| {
+        OpsError::Lifecycle(LifecycleError::NotFound {
+            store: store_path.to_path_buf(),
+            key: request.to_string(),
+        })
     })
 }
 
