@@ -4,7 +4,7 @@
 use std::process::Command;
 
 /// Each binary and the first line its `-h` must print.
-const TOOLS: [(&str, &str); 5] = [
+const TOOLS: [(&str, &str); 6] = [
     (
         "claw-sessions",
         "Read and maintain an OpenClaw session store offline.",
@@ -24,6 +24,10 @@ const TOOLS: [(&str, &str); 5] = [
     (
         "claw-compact",
         "Compact OpenClaw session transcripts offline, as the gateway compacts them.",
+    ),
+    (
+        "claw-migrate",
+        "Move OpenClaw sessions between the legacy files and the agent database.",
     ),
 ];
 

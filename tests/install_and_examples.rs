@@ -19,12 +19,13 @@ fn bin_dir() -> PathBuf {
         .to_path_buf()
 }
 
-const BINARIES: [&str; 5] = [
+const BINARIES: [&str; 6] = [
     "claw-sessions",
     "claw-transcript",
     "claw-signals",
     "claw-watch",
     "claw-compact",
+    "claw-migrate",
 ];
 
 #[test]

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const BINARIES: [&str; 5] = [
+const BINARIES: [&str; 6] = [
     "claw-sessions",
     "claw-transcript",
     "claw-signals",
     "claw-watch",
     "claw-compact",
+    "claw-migrate",
 ];
 
 fn root() -> &'static Path {

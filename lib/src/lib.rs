@@ -30,6 +30,7 @@ pub mod lifecycle;
 pub mod listing;
 pub mod live_gateway;
 pub mod maintenance;
+pub mod migrate;
 pub mod paths;
 pub mod platform;
 pub mod process;

@@ -1,0 +1,1 @@
+//! `verify` of the migration between the legacy files and the agent database (not built yet).
