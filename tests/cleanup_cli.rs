@@ -87,10 +87,10 @@ impl Fixture {
     }
 
     /// Holds the store lock the binary takes, as any clawstate writer would.
-    fn hold_store_lock(&self) -> clawstate::store_lock::StoreLock {
-        clawstate::store_lock::StoreLock::acquire(
+    fn hold_store_lock(&self) -> clawstate::store::store_lock::StoreLock {
+        clawstate::store::store_lock::StoreLock::acquire(
             &self.store_path(),
-            clawstate::store_lock::LockWait::no_wait(),
+            clawstate::store::store_lock::LockWait::no_wait(),
         )
         .unwrap()
     }

@@ -14,7 +14,7 @@
 //!
 //! Where the gateway gives up, we keep going: the entry is listed and kept, the line
 //! checked and kept. Stores are written as the gateway writes them, except that
-//! containers nested deeper than [`clawstate::jsjson::PRETTY_DEPTH`] (beyond any depth the
+//! containers nested deeper than [`clawstate::js::jsjson::PRETTY_DEPTH`] (beyond any depth the
 //! gateway can write) are written compact, so that a 100k-level entry stays ~200 KB and
 //! not the ~20 GB two-space indentation would make of it.
 
@@ -66,7 +66,7 @@ fn store_text(extra: &str) -> String {
 
 /// The store as the gateway (and we) write it: `extra` nested `n` deep, canonical.
 fn canonical_store(n: usize) -> String {
-    store_text(&pretty_chain(n, 2, clawstate::jsjson::PRETTY_DEPTH))
+    store_text(&pretty_chain(n, 2, clawstate::js::jsjson::PRETTY_DEPTH))
 }
 
 struct Fixture {
@@ -194,7 +194,7 @@ fn cleanup_keeps_an_entry_nested_100k_deep_byte_for_byte() {
 }
 
 /// A 100k-level entry written compact is rewritten in the store's form (indented as far
-/// as [`clawstate::jsjson::PRETTY_DEPTH`]): same value, nothing lost.
+/// as [`clawstate::js::jsjson::PRETTY_DEPTH`]): same value, nothing lost.
 #[test]
 fn cleanup_rewrites_a_compact_100k_entry_without_loss() {
     let f = Fixture::with_store(&store_text(&compact_chain(100_000)));

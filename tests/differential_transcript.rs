@@ -103,7 +103,7 @@ fn normalize_repair(text: &str) -> String {
             if !l.contains("\"id\":\"repair-") {
                 return l.to_string();
             }
-            let mut v: Value = clawstate::jsjson::parse_value(l).unwrap();
+            let mut v: Value = clawstate::js::jsjson::parse_value(l).unwrap();
             v["id"] = json!("repair-X");
             v["timestamp"] = json!("T");
             v["message"]["timestamp"] = json!(0);
@@ -383,7 +383,7 @@ fn write_lock_interoperates_with_the_peer() {
         &lock,
         format!(
             "{{\n  \"pid\": {dead_pid},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n",
-            clawstate::clock::iso_ms(support::now_ms())
+            clawstate::js::clock::iso_ms(support::now_ms())
         ),
     )
     .unwrap();
@@ -409,16 +409,16 @@ fn write_lock_interoperates_with_the_peer() {
     // foreign, so the inspection raced the exec (the flake: staleReasons not
     // ["non-openclaw-owner"]). Wait (bounded) until it shows `sleep`.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while clawstate::process::cmdline(sleeper.id())
+    while clawstate::fs::process::cmdline(sleeper.id())
         .is_none_or(|a| a.first().map(String::as_str) != Some("sleep"))
     {
         assert!(std::time::Instant::now() < deadline, "sleep never exec'd");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    let st_time = clawstate::process::start_time(sleeper.id());
+    let st_time = clawstate::fs::process::start_time(sleeper.id());
     let payload = match st_time {
-        Some(s) => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000,\n  \"starttime\": {s}\n}}\n", sleeper.id(), clawstate::clock::iso_ms(support::now_ms())),
-        None => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n", sleeper.id(), clawstate::clock::iso_ms(support::now_ms())),
+        Some(s) => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000,\n  \"starttime\": {s}\n}}\n", sleeper.id(), clawstate::js::clock::iso_ms(support::now_ms())),
+        None => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n", sleeper.id(), clawstate::js::clock::iso_ms(support::now_ms())),
     };
     std::fs::write(&lock, &payload).unwrap();
     let st = ours(&home, &["lock", "status", file.to_str().unwrap(), "--json"]);

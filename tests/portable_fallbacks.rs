@@ -1,4 +1,4 @@
-//! The portable implementations of the Linux-specific pieces (lib/src/platform.rs), run on
+//! The portable implementations of the Linux-specific pieces (lib/src/fs/platform.rs), run on
 //! Linux with `CLAWSTATE_PORTABLE=1`: what a macOS or BSD build does. Each test runs the
 //! same command both ways and expects the same result; the follower test also checks that
 //! the switch took effect (no inotify descriptor open), so it cannot pass vacuously.

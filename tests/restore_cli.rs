@@ -198,9 +198,9 @@ fn never_over_a_file_or_another_sessions_key() {
 fn refused_while_another_writer_or_a_live_gateway_holds_the_store() {
     let f = deleted();
     let archive = f.archive();
-    let held = clawstate::store_lock::StoreLock::acquire(
+    let held = clawstate::store::store_lock::StoreLock::acquire(
         &f.sessions.join("sessions.json"),
-        clawstate::store_lock::LockWait::no_wait(),
+        clawstate::store::store_lock::LockWait::no_wait(),
     )
     .unwrap();
     f.cmd()

@@ -449,9 +449,9 @@ fn store_lock_busy_with_no_wait_is_75() {
     let f = basic();
     let store = f.sessions.join("sessions.json");
     // Hold the store lock from this process, as any clawstate writer would.
-    let _held = clawstate::store_lock::StoreLock::acquire(
+    let _held = clawstate::store::store_lock::StoreLock::acquire(
         &store,
-        clawstate::store_lock::LockWait::no_wait(),
+        clawstate::store::store_lock::LockWait::no_wait(),
     )
     .unwrap();
     f.cmd()
@@ -717,9 +717,9 @@ fn delete_batch_of_several_agents_locks_every_store_first() {
         f.store_text(),
         std::fs::read_to_string(work.join("sessions.json")).unwrap(),
     );
-    let _held = clawstate::store_lock::StoreLock::acquire(
+    let _held = clawstate::store::store_lock::StoreLock::acquire(
         &work.join("sessions.json"),
-        clawstate::store_lock::LockWait::no_wait(),
+        clawstate::store::store_lock::LockWait::no_wait(),
     )
     .unwrap();
     f.cmd()

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use clawstate::store_lock::{LockWait, StoreLock};
+use clawstate::store::store_lock::{LockWait, StoreLock};
 use predicates::prelude::*;
 use serde_json::{json, Value};
 use support::{claw, json_of};

@@ -481,7 +481,7 @@ fn lock_break_removes_only_what_the_doctor_would() {
         format!(
             "{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n",
             std::process::id(),
-            clawstate::clock::iso_ms(support::now_ms())
+            clawstate::js::clock::iso_ms(support::now_ms())
         ),
     )
     .unwrap();

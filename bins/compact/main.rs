@@ -12,11 +12,11 @@ use clap::{Args, Parser, Subcommand};
 use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
-use clawstate::context::StateContext;
-use clawstate::delegation;
 use clawstate::exit::{self, ExitCode};
-use clawstate::jsjson;
-use clawstate::store_lock::{LockWait, Waiting};
+use clawstate::install::context::StateContext;
+use clawstate::js::jsjson;
+use clawstate::ops::delegation;
+use clawstate::store::store_lock::{LockWait, Waiting};
 use common::{
     out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
 };

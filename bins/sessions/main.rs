@@ -7,13 +7,13 @@ use clawstate_cli::findings_cli;
 use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
-use clawstate::context::StateContext;
-use clawstate::delegation;
 use clawstate::exit;
-use clawstate::session_list::{self as listing, ListOptions};
-use clawstate::session_ops::{self, WriteOptions};
-use clawstate::store_lock::Waiting;
-use clawstate::terminal_text::escape_text;
+use clawstate::install::context::StateContext;
+use clawstate::ops::delegation;
+use clawstate::ops::session_ops::{self, WriteOptions};
+use clawstate::report::terminal_text::escape_text;
+use clawstate::store::session_list::{self as listing, ListOptions};
+use clawstate::store::store_lock::Waiting;
 use common::{
     note, out, run_main, text_line, warn, Failure, GlobalArgs, ListMode, OrFail, OutputMode,
     StoreWaitArgs,
@@ -420,7 +420,7 @@ fn print_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
 }
 
 fn print_json(v: &Value) -> Result<(), Failure> {
-    let mut s = clawstate::jsjson::to_string_pretty(v);
+    let mut s = clawstate::js::jsjson::to_string_pretty(v);
     s.push('\n');
     out(&s)
 }
@@ -436,7 +436,7 @@ fn delegated(
     match mode {
         OutputMode::Text => out(&escape_text(&text(&v))),
         OutputMode::Json => print_json(&v),
-        OutputMode::Ndjson => out(&(clawstate::jsjson::to_string_compact(&v) + "\n")),
+        OutputMode::Ndjson => out(&(clawstate::js::jsjson::to_string_compact(&v) + "\n")),
     }
 }
 
@@ -534,7 +534,7 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
     match mode {
         OutputMode::Json | OutputMode::Ndjson => {
             if mode == OutputMode::Ndjson {
-                let mut line = clawstate::jsjson::to_string_compact(&Value::Object(doc));
+                let mut line = clawstate::js::jsjson::to_string_compact(&Value::Object(doc));
                 line.push('\n');
                 out(&line)
             } else {
@@ -560,7 +560,7 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
                 ),
                 Err(e) => format!("Transcript: unresolvable ({e})"),
             }));
-            t.push_str(&escape_text(&clawstate::jsjson::to_string_pretty(
+            t.push_str(&escape_text(&clawstate::js::jsjson::to_string_pretty(
                 &Value::Object(s.entry.clone()),
             )));
             t.push('\n');
@@ -625,7 +625,7 @@ fn build_patch(set: &[String], unset: &[String], merge: Option<&str>) -> Result<
                 .map_err(|e| Failure::new(exit::NOT_FOUND, format!("{src}: {e}")))?
         };
         let name = if src == "-" { "<stdin>" } else { src };
-        let v: Value = clawstate::jsjson::parse_value(&text).map_err(|e| {
+        let v: Value = clawstate::js::jsjson::parse_value(&text).map_err(|e| {
             Failure::new(
                 exit::DATA_ERR,
                 format!(
@@ -649,8 +649,8 @@ fn build_patch(set: &[String], unset: &[String], merge: Option<&str>) -> Result<
         let (field, raw) = s.split_once('=').ok_or_else(|| {
             Failure::new(exit::USAGE, format!("--set {s:?}: expected FIELD=JSON"))
         })?;
-        let value =
-            clawstate::jsjson::parse_value(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        let value = clawstate::js::jsjson::parse_value(raw)
+            .unwrap_or_else(|_| Value::String(raw.to_string()));
         put_path(&mut patch, field.trim(), value)?;
     }
     for u in unset {
@@ -668,7 +668,7 @@ fn patch_cmd(
 ) -> Result<(), Failure> {
     if let Some(d) = delegation::route(ctx, w.dry_run) {
         return delegated(mode, delegation::patch(&d, ctx, key, patch), |v| {
-            let entry = clawstate::jsjson::to_string_pretty(&v["entry"]);
+            let entry = clawstate::js::jsjson::to_string_pretty(&v["entry"]);
             format!(
                 "patched {} through the gateway\n{entry}\n",
                 v["key"].as_str().unwrap_or("")
@@ -695,7 +695,7 @@ fn patch_cmd(
                 r.key,
                 r.target.store_path.display()
             ));
-            t.push_str(&escape_text(&clawstate::jsjson::to_string_pretty(
+            t.push_str(&escape_text(&clawstate::js::jsjson::to_string_pretty(
                 &Value::Object(r.after),
             )));
             t.push('\n');
@@ -1119,7 +1119,7 @@ fn restore(
     } else {
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
-    let r = clawstate::session_restore::restore(ctx, target, key, w).or_fail()?;
+    let r = clawstate::ops::session_restore::restore(ctx, target, key, w).or_fail()?;
     match mode {
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
@@ -1147,7 +1147,7 @@ fn restore(
                 "written": r.written,
             });
             if mode == OutputMode::Ndjson {
-                let mut line = clawstate::jsjson::to_string_compact(&doc);
+                let mut line = clawstate::js::jsjson::to_string_compact(&doc);
                 line.push('\n');
                 out(&line)
             } else {
@@ -1160,7 +1160,7 @@ fn restore(
 fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let r = session_ops::resolve(ctx, key).or_fail()?;
     let f = &r.freshness;
-    let iso = |v: Option<i64>| v.map(clawstate::clock::iso_ms);
+    let iso = |v: Option<i64>| v.map(clawstate::js::clock::iso_ms);
     let doc = json!({
         "key": r.key,
         "sessionId": r.entry.get("sessionId"),
@@ -1187,7 +1187,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
             )),
             text_line(&format!(
                 "  policy: {}",
-                clawstate::jsjson::to_string_compact(&policy_json(&r.policy))
+                clawstate::js::jsjson::to_string_compact(&policy_json(&r.policy))
             )),
             iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
             iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
@@ -1207,12 +1207,12 @@ fn policy(
     let (store_key, entry) = match &found {
         Ok(s) => (s.matched.store_key.clone(), Some(&s.entry)),
         Err(e) if clawstate::exit::ExitCode::exit_code(e) == exit::NOT_FOUND => (
-            clawstate::session_key::resolve_store_key(key, &ctx.key_context()),
+            clawstate::session::session_key::resolve_store_key(key, &ctx.key_context()),
             None,
         ),
         Err(_) => return found.map(|_| ()).or_fail(),
     };
-    let d = clawstate::send_policy::resolve_send_policy(
+    let d = clawstate::session::send_policy::resolve_send_policy(
         &store_key,
         entry,
         ctx.config.session(),
@@ -1238,7 +1238,7 @@ fn policy(
     }
 }
 
-fn policy_json(p: &clawstate::freshness::ResetPolicy) -> Value {
+fn policy_json(p: &clawstate::session::freshness::ResetPolicy) -> Value {
     json!({
         "mode": p.mode.as_str(),
         "atHour": p.at_hour,
@@ -1247,8 +1247,8 @@ fn policy_json(p: &clawstate::freshness::ResetPolicy) -> Value {
     })
 }
 
-fn describe(d: clawstate::send_policy::DecidedBy) -> String {
-    use clawstate::send_policy::DecidedBy::*;
+fn describe(d: clawstate::session::send_policy::DecidedBy) -> String {
+    use clawstate::session::send_policy::DecidedBy::*;
     match d {
         EntryOverride => "entry sendPolicy override".into(),
         NoPolicy => "no session.sendPolicy configured".into(),
@@ -1264,11 +1264,11 @@ fn doctor(
     mode: OutputMode,
     a: &findings_cli::FindingArgs,
 ) -> Result<(), Failure> {
-    use clawstate::finding_report;
+    use clawstate::report::finding_report;
     let min = a.min()?;
     let report = {
         let mut progress = findings_cli::TerminalProgress::new(PROG);
-        clawstate::doctor::run(ctx, &mut |section, done, total| {
+        clawstate::ops::doctor::run(ctx, &mut |section, done, total| {
             progress.update(section, done, total)
         })
     };
@@ -1374,7 +1374,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
     }
     let several = run.stores.len() > 1;
     // Fitted to the terminal as the listing is; printed through `out`, so uncoloured.
-    let layout = clawstate::text_table::Layout {
+    let layout = clawstate::report::text_table::Layout {
         color: false,
         ..common::table_layout()
     };
@@ -1386,7 +1386,7 @@ fn cleanup(ctx: &StateContext, mode: OutputMode, a: &CleanupArgs) -> Result<(), 
                 let rows = o.entry_changes.iter().map(|e| e.to_json());
                 let files = o.file_changes.iter().map(|f| f.to_json());
                 for row in rows.chain(files).chain([o.summary.to_json()]) {
-                    s.push_str(&clawstate::jsjson::to_string_compact(&row));
+                    s.push_str(&clawstate::js::jsjson::to_string_compact(&row));
                     s.push('\n');
                 }
             }

@@ -8,14 +8,14 @@ use std::io::Read;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use clawstate::context::StateContext;
-use clawstate::duration::{parse_duration_ms, DurationUnit};
 use clawstate::exit;
+use clawstate::install::context::StateContext;
+use clawstate::js::duration::{parse_duration_ms, DurationUnit};
+use clawstate::report::terminal_text::{escape_line, escape_path};
 use clawstate::signals::journal::{self, EventFilter, Recorder};
 use clawstate::signals::request::RecordRequest;
 use clawstate::signals::retention::{self, PruneLimits};
 use clawstate::signals::{presence, Access, Event, RecordInput};
-use clawstate::terminal_text::{escape_line, escape_path};
 use common::{note, out, run_main, text_line, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 use signals_cli::{
@@ -215,7 +215,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .targets
                 .agent
                 .as_deref()
-                .map(clawstate::session_key::normalize_agent_id);
+                .map(clawstate::session::session_key::normalize_agent_id);
             let filter = EventFilter {
                 session_key,
                 agent_id,
@@ -306,7 +306,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             for _ in 0..iterations.max(1) {
                 let t = Instant::now();
                 let c = journal::changes_since(&mut sdb, &key, &agent, after, 200).or_fail()?;
-                let doc = clawstate::jsjson::to_string_compact(&c.to_json());
+                let doc = clawstate::js::jsjson::to_string_compact(&c.to_json());
                 times.push(t.elapsed().as_secs_f64() * 1e6);
                 events = c.events.len();
                 std::hint::black_box(doc);
@@ -325,7 +325,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 fn event_table(events: &[Event]) -> String {
-    use clawstate::text_table::{Cell, Tone};
+    use clawstate::report::text_table::{Cell, Tone};
     let rows = events.iter().map(|e| {
         vec![
             Cell::new(&e.sequence.to_string(), Tone::Muted),
@@ -351,7 +351,7 @@ fn event_table(events: &[Event]) -> String {
 fn request_from_flags(a: &RecordArgs) -> Result<RecordRequest, Failure> {
     let payload = match &a.payload {
         None => None,
-        Some(p) => Some(clawstate::jsjson::parse_value(p).map_err(|e| {
+        Some(p) => Some(clawstate::js::jsjson::parse_value(p).map_err(|e| {
             Failure::new(exit::DATA_ERR, format!("--payload is not valid JSON: {e}"))
         })?),
     };
@@ -440,7 +440,7 @@ fn record(ctx: &StateContext, db: &DbArgs, mode: OutputMode, a: RecordArgs) -> R
         };
         let v = event.to_json();
         if batch || mode == OutputMode::Ndjson {
-            clawstate::jsjson::write_compact(&mut printed, &v);
+            clawstate::js::jsjson::write_compact(&mut printed, &v);
             printed.push('\n');
             if printed.len() > 64 * 1024 {
                 out(&std::mem::take(&mut printed))?;

@@ -8,18 +8,18 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
-use clawstate::context::StateContext;
-use clawstate::data_file::DataPath;
 use clawstate::exit;
-use clawstate::finding_report;
-use clawstate::jsjson;
-use clawstate::terminal_text::{escape_line, escape_text};
+use clawstate::fs::data_file::DataPath;
+use clawstate::install::context::StateContext;
+use clawstate::js::jsjson;
+use clawstate::report::finding_report;
+use clawstate::report::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::check_all;
+use clawstate::transcript::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
 use clawstate::transcript::{
     self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
     tree,
 };
-use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
 use serde_json::{json, Map, Value};
@@ -357,8 +357,8 @@ fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
     }
     // `--via-gateway` asks that the write go through the gateway or not at all, and its RPC
     // has no transcript writes: refuse (75), whether or not a gateway was detected.
-    if ctx.options.route == clawstate::delegation::GatewayRoute::Required {
-        return clawstate::delegation::refuse_unless_offline(
+    if ctx.options.route == clawstate::ops::delegation::GatewayRoute::Required {
+        return clawstate::ops::delegation::refuse_unless_offline(
             ctx,
             dry_run,
             "a transcript write",
@@ -366,7 +366,7 @@ fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
         )
         .map_err(|e| Failure::from_error(PROG, &e));
     }
-    if let Some(w) = clawstate::session_ops::check_live_gateway(ctx).or_fail()? {
+    if let Some(w) = clawstate::ops::session_ops::check_live_gateway(ctx).or_fail()? {
         warn(PROG, &w);
     }
     Ok(())
@@ -415,7 +415,7 @@ fn message_line(m: &Value) -> String {
     let ts = m
         .get("timestamp")
         .and_then(Value::as_i64)
-        .map(|t| format!("{} ", clawstate::clock::iso_ms(t)))
+        .map(|t| format!("{} ", clawstate::js::clock::iso_ms(t)))
         .unwrap_or_default();
     let label = m
         .get("senderLabel")
@@ -446,8 +446,8 @@ fn cat(ctx: &StateContext, mode: OutputMode, arg: &str, branch: bool) -> Result<
 
 /// The rows of a transcript as a table for reading: type, id, parent, time and what the
 /// row says (a message's role and text, a compaction's summary, …) on one line each.
-fn row_table(rows: &[Value], layout: &clawstate::text_table::Layout) -> String {
-    use clawstate::text_table::{Cell, TextTable, Tone};
+fn row_table(rows: &[Value], layout: &clawstate::report::text_table::Layout) -> String {
+    use clawstate::report::text_table::{Cell, TextTable, Tone};
     let str_at = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let mut t = TextTable::new(&["TYPE", "ID", "PARENT", "TIME", "CONTENT"]);
     for r in rows {
@@ -997,7 +997,7 @@ fn write_rewrite(
     if let Some(b) = new_bytes {
         // The file keeps its mode, as the gateway's repair and migrations keep it.
         let mode = file.mode_or(0o600);
-        clawstate::atomic_file::replace_data_file(file, b, mode).or_fail()?;
+        clawstate::fs::atomic_file::replace_data_file(file, b, mode).or_fail()?;
     }
     Ok(())
 }
@@ -1339,7 +1339,7 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             }
             if all {
                 for t in ctx.targets().or_fail()? {
-                    let dir = clawstate::session_ops::resolver_for(ctx, &t)
+                    let dir = clawstate::ops::session_ops::resolver_for(ctx, &t)
                         .real_dir()
                         .to_path_buf();
                     paths.extend(locks::lock_files_in(&dir).or_fail_io(&dir)?);

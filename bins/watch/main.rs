@@ -7,9 +7,9 @@ use clawstate_cli::signals as signals_cli;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use clawstate::context::StateContext;
-use clawstate::duration::{parse_duration_ms, DurationUnit};
 use clawstate::exit;
+use clawstate::install::context::StateContext;
+use clawstate::js::duration::{parse_duration_ms, DurationUnit};
 use clawstate::signals::cursors::{self, CursorFilter};
 use clawstate::signals::follow::{self, FollowOptions};
 use clawstate::signals::notices;
@@ -155,7 +155,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let watcher = resolve_key(&ctx, &watcher)?;
             let target = resolve_key(&ctx, &target)?;
             let agent = match target_agent {
-                Some(a) => clawstate::session_key::normalize_agent_id(&a),
+                Some(a) => clawstate::session::session_key::normalize_agent_id(&a),
                 None => presence::agent_of(&ctx, &target),
             };
             // Refuse before touching (or creating) the database.
@@ -293,11 +293,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             drop(db.open_log(&ctx)?);
             let path = db.path(&ctx);
             let fixed = ctx.fixed_clock.then_some(ctx.now_ms);
-            let now = move || fixed.unwrap_or_else(clawstate::clock::system_now_ms);
+            let now = move || fixed.unwrap_or_else(clawstate::js::clock::system_now_ms);
             let json = mode != OutputMode::Text;
             let result = follow::follow(&path, &opts, now, |n| {
                 let line = if json {
-                    let mut s = clawstate::jsjson::to_string_compact(&n.to_json());
+                    let mut s = clawstate::js::jsjson::to_string_compact(&n.to_json());
                     s.push('\n');
                     s
                 } else {
@@ -331,7 +331,7 @@ fn print_notices(mode: OutputMode, list: &[Notice]) -> Result<(), Failure> {
 }
 
 fn cursor_table(rows: &[Cursor]) -> String {
-    use clawstate::text_table::{Cell, Tone};
+    use clawstate::report::text_table::{Cell, Tone};
     let cells = rows.iter().map(|c| {
         let state = c.state().as_str();
         vec![

@@ -5,9 +5,9 @@
 use std::io::{IsTerminal, Write};
 
 use clap::Args;
-use clawstate::finding_report::{self, CodeCount};
-use clawstate::jsjson;
-use clawstate::terminal_text::escape_line;
+use clawstate::js::jsjson;
+use clawstate::report::finding_report::{self, CodeCount};
+use clawstate::report::terminal_text::escape_line;
 use clawstate::transcript::check::{Finding, Severity};
 use serde_json::{Map, Value};
 
@@ -144,7 +144,7 @@ pub fn print_findings(
 /// A finding as one escaped line, its severity coloured where stdout's colour is on
 /// (error red, warning yellow, info dim), as compilers show theirs.
 pub fn finding_line(f: &Finding) -> String {
-    use clawstate::text_table::Tone;
+    use clawstate::report::text_table::Tone;
     let line = text_line(&f.to_line());
     let at = match f.line {
         Some(l) => format!("{}:{l}", f.path.display()),

@@ -8,14 +8,14 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
-use clawstate::context::{GlobalOptions, StateContext};
-use clawstate::delegation::GatewayRoute;
 use clawstate::exit::{self, ExitCode};
-use clawstate::jsjson;
-use clawstate::store_lock::{LockWait, Waiting};
-use clawstate::targets::TargetSelection;
-use clawstate::terminal_text::{self, TerminalWriter};
-use clawstate::text_table::Layout;
+use clawstate::install::context::{GlobalOptions, StateContext};
+use clawstate::install::targets::TargetSelection;
+use clawstate::js::jsjson;
+use clawstate::ops::delegation::GatewayRoute;
+use clawstate::report::terminal_text::{self, TerminalWriter};
+use clawstate::report::text_table::Layout;
+use clawstate::store::store_lock::{LockWait, Waiting};
 use serde_json::Value;
 
 pub mod findings_cli;
@@ -285,7 +285,7 @@ impl<T, E: std::fmt::Display + ExitCode> OrFail<T> for Result<T, E> {
 /// its code; a closed stdout (broken pipe) counts as success. A write past the file-size
 /// limit fails with EFBIG (exit 73) instead of killing the process with SIGXFSZ.
 pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::process::ExitCode {
-    clawstate::process::ignore_file_size_signal();
+    clawstate::fs::process::ignore_file_size_signal();
     let code = match body() {
         Ok(()) => exit::OK,
         Err(f) if f.code == exit::OK => exit::OK,
@@ -295,12 +295,12 @@ pub fn run_main(prog: &str, body: impl FnOnce() -> Result<(), Failure>) -> std::
         }
     };
     // Everything the body changed on disk is written and synced by now.
-    clawstate::process::exit_now(code as u8)
+    clawstate::fs::process::exit_now(code as u8)
 }
 
 /// Writes text to stdout; a broken pipe ends the program quietly with success. On a
 /// terminal, what data could still hold raw (JSON keeps U+009B or U+202E as they are) is
-/// escaped (`clawstate::terminal_text`, rule 2).
+/// escaped (`clawstate::report::terminal_text`, rule 2).
 pub fn out(text: &str) -> Result<(), Failure> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
@@ -339,8 +339,8 @@ pub fn stream(body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Resul
     }
 }
 
-/// Writes styled text to stdout as it is: a rendered [`clawstate::text_table::TextTable`]
-/// or lines painted with [`clawstate::text_table::Tone::paint`], whose data was escaped
+/// Writes styled text to stdout as it is: a rendered [`clawstate::report::text_table::TextTable`]
+/// or lines painted with [`clawstate::report::text_table::Tone::paint`], whose data was escaped
 /// when they were made and whose only controls are the colours added, which the last
 /// guard of [`out`] would otherwise show as text.
 pub fn out_styled(text: &str) -> Result<(), Failure> {

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use clawstate::context::StateContext;
-use clawstate::jsjson;
-use clawstate::session_key::resolve_store_key;
+use clawstate::install::context::StateContext;
+use clawstate::js::jsjson;
+use clawstate::report::text_table::{Cell, TextTable};
+use clawstate::session::session_key::resolve_store_key;
 use clawstate::signals::generation::HostSchema;
 use clawstate::signals::{Access, StateDb};
-use clawstate::text_table::{Cell, TextTable};
 use serde_json::Value;
 
 use crate::{note, out, Failure, OrFail};
@@ -50,8 +50,8 @@ impl DbArgs {
     /// The database path: `--db` (made absolute), else the state dir's.
     pub fn path(&self, ctx: &StateContext) -> PathBuf {
         match &self.db {
-            Some(p) => clawstate::paths::absolutize(
-                &clawstate::paths::expand_tilde(&p.to_string_lossy(), &ctx.layout.home),
+            Some(p) => clawstate::install::paths::absolutize(
+                &clawstate::install::paths::expand_tilde(&p.to_string_lossy(), &ctx.layout.home),
                 ctx.env.cwd(),
             ),
             None => ctx.layout.state_db_path(),
@@ -106,7 +106,7 @@ impl DbArgs {
                     prog,
                     &format!(
                         "--schema {n} ignored: {} is at state schema {} (an existing database's own schema decides)",
-                        clawstate::terminal_text::escape_path(db.path()),
+                        clawstate::report::terminal_text::escape_path(db.path()),
                         db.user_version()
                     ),
                 );
@@ -144,7 +144,7 @@ pub fn resolve_key(ctx: &StateContext, raw: &str) -> Result<String, Failure> {
 /// The agent for a key: `--agent` when given, else the key's own, else the default agent.
 pub fn agent_for(ctx: &StateContext, key: &str) -> String {
     match &ctx.options.targets.agent {
-        Some(a) if !a.trim().is_empty() => clawstate::session_key::normalize_agent_id(a),
+        Some(a) if !a.trim().is_empty() => clawstate::session::session_key::normalize_agent_id(a),
         _ => clawstate::signals::presence::agent_of(ctx, key),
     }
 }
@@ -190,5 +190,5 @@ pub fn table_of(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) -> S
 
 /// An epoch-ms time as ISO-8601.
 pub fn iso(ms: i64) -> String {
-    clawstate::clock::iso_ms(ms)
+    clawstate::js::clock::iso_ms(ms)
 }

@@ -4,19 +4,19 @@
 
 use std::collections::HashSet;
 
-use clawstate::byte_size::parse_byte_size;
-use clawstate::config::{parse_json5, Config};
-use clawstate::context::{GlobalOptions, StateContext};
-use clawstate::duration::{parse_duration_ms, DurationUnit};
-use clawstate::lifecycle::{expand_patch_shorthands, merge_patch, validate_patched_entry};
-use clawstate::paths::Environment;
-use clawstate::session_key as sk;
-use clawstate::session_ops::{self, WriteOptions};
+use clawstate::js::byte_size::parse_byte_size;
+use clawstate::install::config::{parse_json5, Config};
+use clawstate::install::context::{GlobalOptions, StateContext};
+use clawstate::js::duration::{parse_duration_ms, DurationUnit};
+use clawstate::store::lifecycle::{expand_patch_shorthands, merge_patch, validate_patched_entry};
+use clawstate::install::paths::Environment;
+use clawstate::session::session_key as sk;
+use clawstate::ops::session_ops::{self, WriteOptions};
 use clawstate::maintenance::store_pass::{PassMode, StoreFacts};
 use clawstate::store::normalize::normalize_entry;
 use clawstate::store::scan::StoreScan;
 use clawstate::store::{LoadOptions, SessionStore};
-use clawstate::targets::TargetSelection;
+use clawstate::install::targets::TargetSelection;
 use clawstate::transcript::{entry, migrate, reader, repair, tail, tree};
 use serde_json::{Map, Value};
 
@@ -168,7 +168,7 @@ pub fn store(data: &[u8]) {
     // because the gateway's normalisation is not idempotent on a few junk shapes (a junk
     // `lastThreadId` hides `origin.threadId` on the first pass only), and we mirror it.
     let js = |s: &SessionStore| {
-        clawstate::jsjson::to_string_compact(&Value::Object(s.entries().clone()))
+        clawstate::js::jsjson::to_string_compact(&Value::Object(s.entries().clone()))
     };
     let round = |text: &str, name: &str| -> (String, String) {
         let p2 = dir.join(name);
@@ -220,7 +220,7 @@ pub fn store(data: &[u8]) {
         std::fs::read_to_string(&lean_path).unwrap(),
         "the lean road writes other bytes than the full load and save"
     );
-    let compact = clawstate::jsjson::to_string_compact(&Value::Object(store.entries().clone()));
+    let compact = clawstate::js::jsjson::to_string_compact(&Value::Object(store.entries().clone()));
     let compact_path = dir.join("compact.json");
     for mode in [
         PassMode::Preview { chunks: false },
@@ -354,7 +354,7 @@ pub fn transcript(data: &[u8]) {
 
     let p = w.join("t.jsonl");
     std::fs::write(&p, data).unwrap();
-    let from_file = reader::read_file(&clawstate::data_file::DataPath::given(&p)).expect("read_file");
+    let from_file = reader::read_file(&clawstate::fs::data_file::DataPath::given(&p)).expect("read_file");
     assert_eq!(from_file, t, "read_file and parse_bytes disagree");
 
     // Bounded tail reads against the reference.
@@ -376,11 +376,11 @@ pub fn transcript(data: &[u8]) {
             max_chars: 8000,
             now_ms: NOW_MS,
         };
-        if let Err(e) = tail::chat_history(&clawstate::data_file::DataPath::given(&p), &q) {
+        if let Err(e) = tail::chat_history(&clawstate::fs::data_file::DataPath::given(&p), &q) {
             assert_not_denied("chat_history", &e);
         }
     }
-    if let Err(e) = clawstate::transcript::check::check_file(&clawstate::data_file::DataPath::given(&p)) {
+    if let Err(e) = clawstate::transcript::check::check_file(&clawstate::fs::data_file::DataPath::given(&p)) {
         assert_not_denied("check_file", &e);
     }
 
@@ -483,7 +483,7 @@ pub fn check_migration_keeps_leaf_and_branch(values: &[Value]) {
     assert_eq!(after.leaf_id, before.leaf_id, "migrate changed the leaf");
     // Compared as JavaScript sees them: `1e-999` reads as 0.0 and is written back as `0`,
     // which reads as the integer 0; both are the same JS number.
-    let js = |b: Vec<Value>| clawstate::jsjson::to_string_compact(&Value::Array(b));
+    let js = |b: Vec<Value>| clawstate::js::jsjson::to_string_compact(&Value::Array(b));
     assert_eq!(
         js(after.branch(None)),
         js(before.branch(None)),
@@ -606,7 +606,7 @@ pub fn session_key(data: &[u8]) {
     let preserve: HashSet<String> = sk::preserve_set([agent.as_str(), key.as_str()]);
     let _ = sk::is_protected_entry(&key, &entry, &preserve);
     let _ = sk::dm_scope_retirable(&key, &agent, other.as_deref());
-    let _ = clawstate::send_policy::resolve_send_policy(
+    let _ = clawstate::session::send_policy::resolve_send_policy(
         &key,
         Some(&entry),
         &Value::Null,
@@ -722,15 +722,15 @@ pub fn config(data: &[u8]) {
         let _ = c.agent_entry(id);
     }
     let _ = clawstate::maintenance::config::MaintenanceConfig::from_config(&c);
-    let _ = clawstate::write_lock::WriteLockSettings::resolve(&c.root, |_| None);
+    let _ = clawstate::transcript::write_lock::WriteLockSettings::resolve(&c.root, |_| None);
     for rt in [
-        clawstate::freshness::ResetType::Direct,
-        clawstate::freshness::ResetType::Group,
-        clawstate::freshness::ResetType::Thread,
+        clawstate::session::freshness::ResetType::Direct,
+        clawstate::session::freshness::ResetType::Group,
+        clawstate::session::freshness::ResetType::Thread,
     ] {
-        let _ = clawstate::freshness::resolve_reset_policy(c.session(), rt, Some("telegram"));
+        let _ = clawstate::session::freshness::resolve_reset_policy(c.session(), rt, Some("telegram"));
     }
-    let _ = clawstate::send_policy::resolve_send_policy(
+    let _ = clawstate::session::send_policy::resolve_send_policy(
         "agent:main:telegram:group:1",
         None,
         c.session(),
@@ -808,7 +808,7 @@ pub fn patch(data: &[u8]) {
     let before = snapshot(&w);
     let opts = WriteOptions {
         dry_run: false,
-        wait: clawstate::store_lock::LockWait::no_wait(),
+        wait: clawstate::store::store_lock::LockWait::no_wait(),
     };
     match session_ops::patch(&ctx, &key, &patch_value, opts) {
         Err(e) => {
@@ -831,7 +831,7 @@ pub fn patch(data: &[u8]) {
                 .unwrap_or_else(|e| panic!("the patched store does not load: {e}"));
             // Compared as JavaScript sees values (-0 and 0, 1.0 and 1 are the same).
             let js = |m: Option<&Map<String, Value>>| {
-                m.map(|m| clawstate::jsjson::to_string_compact(&Value::Object(m.clone())))
+                m.map(|m| clawstate::js::jsjson::to_string_compact(&Value::Object(m.clone())))
             };
             assert_eq!(
                 js(reloaded.entry(&out.key)),
@@ -869,7 +869,7 @@ pub fn patch(data: &[u8]) {
     let now = snapshot(&w);
     let dry = WriteOptions {
         dry_run: true,
-        wait: clawstate::store_lock::LockWait::no_wait(),
+        wait: clawstate::store::store_lock::LockWait::no_wait(),
     };
     if let Err(e) = session_ops::patch(&ctx, &key, &patch_value, dry) {
         assert_not_denied("patch --dry-run", &e);

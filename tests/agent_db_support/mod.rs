@@ -74,7 +74,7 @@ pub fn run96(peer: &Path, home: &Path, args: &[&str]) -> std::process::Output {
 pub const IMAGE_B64_BYTES: usize = 300_000;
 
 fn ts(ms: i64) -> String {
-    clawstate::clock::iso_ms(ms)
+    clawstate::js::clock::iso_ms(ms)
 }
 
 /// One generated session: its key, id and JSONL lines.

@@ -109,7 +109,7 @@ pub fn run_peer(peer: &Path, home: &Path, env: &[(&str, &Path)], args: &[&str]) 
 pub fn json_of(out: &[u8]) -> Value {
     // As `JSON.parse` reads it (lone surrogates, out-of-range numbers).
     let text = String::from_utf8_lossy(out);
-    clawstate::jsjson::parse_value(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    clawstate::js::jsjson::parse_value(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 /// Milliseconds since the epoch now.

@@ -353,7 +353,7 @@ pub fn check_db(
 /// Whether some entry ids of the JSONL at `jsonl` are not in the database's transcript
 /// of `sid`: `Some(count)`, `None` when the file cannot be read.
 fn history_absent_from_db(db: &AgentDb, sid: &str, jsonl: &Path) -> Option<usize> {
-    let dp = crate::data_file::DataPath::given(jsonl);
+    let dp = crate::fs::data_file::DataPath::given(jsonl);
     let text = dp.read_small(1 << 30, "a legacy transcript").ok()?;
     let mut ids: HashSet<String> = HashSet::new();
     let _ = for_each_stored(db, sid, |ev| {
@@ -399,7 +399,7 @@ pub fn stale_holders(state_dir: &Path) -> Vec<Finding> {
                 })
                 .unwrap_or_default();
             for (lease, path, pid) in rows {
-                if pid > 0 && !crate::process::is_alive(pid as u32) {
+                if pid > 0 && !crate::fs::process::is_alive(pid as u32) {
                     out.push(finding(&state_db, Severity::Warning, "stale-db-lease", format!(
                         "lease {lease} on {path} is held by pid {pid}, which is gone; with no gateway running, `sqlite3 {} \"DELETE FROM agent_database_leases WHERE lease_id = '{lease}'\"`",
                         state_db.display()
@@ -420,7 +420,7 @@ pub fn stale_holders(state_dir: &Path) -> Vec<Finding> {
             }
             let path = f.path();
             let Ok(text) =
-                crate::data_file::DataPath::given(&path).read_small(1 << 16, "a lock file")
+                crate::fs::data_file::DataPath::given(&path).read_small(1 << 16, "a lock file")
             else {
                 continue;
             };
@@ -428,7 +428,7 @@ pub fn stale_holders(state_dir: &Path) -> Vec<Finding> {
                 .ok()
                 .and_then(|v| v.get("pid").and_then(Value::as_u64));
             if let Some(pid) = pid {
-                if !crate::process::is_alive(pid as u32) {
+                if !crate::fs::process::is_alive(pid as u32) {
                     out.push(finding(
                         &path,
                         Severity::Warning,

@@ -369,7 +369,7 @@ fn pct(part: u64, whole: u64) -> String {
 
 /// A readable report; data (keys) escaped for the terminal.
 pub fn render_text(agent_id: &str, u: &DbUsage, rows: usize) -> String {
-    use crate::terminal_text::escape_line;
+    use crate::report::terminal_text::escape_line;
     let t = u.total();
     let on_disk = u.file_bytes + u.wal_bytes;
     let mut s = format!(

@@ -19,7 +19,7 @@ use std::sync::{Mutex, OnceLock};
 use rusqlite::params;
 
 use super::{AgentDb, AgentDbError};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 /// The largest decoded event the schema allows (`event_utf8_bytes` ≤ 4 MiB).
 pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
@@ -143,7 +143,7 @@ pub fn has_events(db: &AgentDb, session_id: &str) -> Result<bool, AgentDbError> 
 static SCRATCH: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
 
 /// Removes the private copies this process made (called by
-/// [`crate::process::exit_now`], and at a normal exit).
+/// [`crate::fs::process::exit_now`], and at a normal exit).
 pub fn remove_scratch() {
     if let Some(d) = SCRATCH.get() {
         if let Ok(mut dirs) = d.lock() {

@@ -59,7 +59,7 @@ pub fn read(db: &AgentDb) -> Result<DbStoreText, AgentDbError> {
         }
         first = false;
         text.push('\n');
-        crate::jsjson::write_string(&mut text, &key);
+        crate::js::jsjson::write_string(&mut text, &key);
         text.push(':');
         text.push_str(&entry);
     }

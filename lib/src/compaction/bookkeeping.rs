@@ -232,7 +232,7 @@ pub fn checkpoint_record(c: &Checkpoint<'_>) -> Value {
 /// `compacted:<operation id>`) when the state database exists. `None` without a database;
 /// `Err` is why recording failed (best effort: the compaction stands).
 pub fn record_signal(
-    ctx: &crate::context::StateContext,
+    ctx: &crate::install::context::StateContext,
     session_key: &str,
     agent_id: &str,
     session_id: &str,

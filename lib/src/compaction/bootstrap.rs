@@ -24,10 +24,10 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::config::Config;
-use crate::data_file::open_named;
-use crate::paths::{absolutize, expand_tilde, Environment};
-use crate::session_key::{is_cron_key, is_subagent_key, normalize_agent_id};
+use crate::fs::data_file::open_named;
+use crate::install::config::Config;
+use crate::install::paths::{absolutize, expand_tilde, Environment};
+use crate::session::session_key::{is_cron_key, is_subagent_key, normalize_agent_id};
 use crate::transcript::entry::{is_js_space, js_trim, js_trim_end};
 
 /// `DEFAULT_BOOTSTRAP_MAX_CHARS`: the cap on one file.

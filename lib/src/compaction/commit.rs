@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::atomic_file::{open_dir, temp_path_for};
 use crate::exit::{self, ExitCode};
+use crate::fs::atomic_file::{open_dir, temp_path_for};
+use crate::store::store_lock::StoreLock;
 use crate::store::{PreparedStoreSave, StoreError};
-use crate::store_lock::StoreLock;
 
 /// A compaction write that failed; the message says what is on disk.
 #[derive(Debug, Error)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 use super::commit::{CommitError, TranscriptSide};
 use super::index::Field;
@@ -96,7 +96,7 @@ pub fn append_in_memory(
             .append_parent_id()
             .map_or(Value::Null, |p| Value::String(p.to_string())),
     );
-    m.insert("timestamp".into(), json!(crate::clock::iso_ms(now_ms)));
+    m.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
     m.insert("summary".into(), json!(f.summary));
     m.insert("firstKeptEntryId".into(), json!(f.first_kept_entry_id));
     m.insert("tokensBefore".into(), number(f.tokens_before));

@@ -186,7 +186,7 @@ impl Extractor {
                                 let name = b.get("name").and_then(Value::as_str).unwrap_or("tool");
                                 let args = b
                                     .get("arguments")
-                                    .map(crate::jsjson::to_string_compact)
+                                    .map(crate::js::jsjson::to_string_compact)
                                     .unwrap_or_default();
                                 self.add_ids(&args);
                                 if let Some(id) = b.get("id").and_then(Value::as_str) {

@@ -798,7 +798,7 @@ pub fn read(text: &str) -> Option<Lean<'_>> {
                         };
                         chars += match &b.arguments {
                             None => 9,
-                            Some(a) => js_len(&crate::jsjson::to_string_compact(a)),
+                            Some(a) => js_len(&crate::js::jsjson::to_string_compact(a)),
                         };
                     }
                     _ => {}

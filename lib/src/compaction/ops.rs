@@ -34,14 +34,14 @@ use super::scan::{self, Role, ScanError, Scanned};
 use super::settings::{self, Overrides, Settings};
 use super::summarizer::{self, Call, SummarizerCommand, SummarizerError};
 use super::truncate::{self, TruncateError};
-use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
-use crate::session_ops::OpsError;
+use crate::install::context::StateContext;
+use crate::ops::session_ops::OpsError;
+use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::{LoadOptions, SessionStore, StoreError};
-use crate::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::transcript::context::convert_to_llm;
 use crate::transcript::session::{self, SessionError, SessionRef};
-use crate::write_lock::{
+use crate::transcript::write_lock::{
     AcquireOptions, WriteLock, WriteLockError, WriteLockGuard, WriteLockSettings,
     DEFAULT_MAX_HOLD_MS,
 };
@@ -179,7 +179,7 @@ pub fn live_gateway_rule(
     if dry_run {
         return Ok(None);
     }
-    Ok(crate::session_ops::check_live_gateway(ctx)?)
+    Ok(crate::ops::session_ops::check_live_gateway(ctx)?)
 }
 
 fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool {
@@ -252,7 +252,7 @@ pub fn overhead_for(ctx: &StateContext, s: &SessionRef, given: Option<u64>) -> O
         .or_else(|| {
             s.key
                 .as_deref()
-                .and_then(crate::session_key::parse_agent_session_key)
+                .and_then(crate::session::session_key::parse_agent_session_key)
                 .map(|k| k.agent_id)
         })
         .unwrap_or(default_agent);
@@ -694,7 +694,7 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     } else {
         None
     };
-    let line = crate::jsjson::to_string_compact(&appended.entry);
+    let line = crate::js::jsjson::to_string_compact(&appended.entry);
     // The store lock before anything is written (a busy store leaves both sides as they
     // were), but after the summary: a summarizer may take minutes, and other writers of
     // the store should not wait for it. (Reset and delete take the store lock first and
@@ -841,7 +841,7 @@ fn lock_store(
 /// still names `session_id`, applies `f` and prepares the save (or, dry, only computes).
 /// Returns the entry after, and the prepared store side for [`commit::commit`].
 fn prepare_entry_update(
-    target: &crate::targets::StoreTarget,
+    target: &crate::install::targets::StoreTarget,
     key: &str,
     session_id: Option<&str>,
     dry_run: bool,
@@ -904,8 +904,11 @@ pub fn truncate(
     };
     // Written but not yet in place: both sides go in together, below (`commit`).
     let (transcript_side, archived) = if dry_run {
-        let archived =
-            crate::artifact::archive_path(&s.path, crate::artifact::ArchiveReason::Bak, ctx.now_ms);
+        let archived = crate::session::artifact::archive_path(
+            &s.path,
+            crate::session::artifact::ArchiveReason::Bak,
+            ctx.now_ms,
+        );
         (None, archived)
     } else {
         let (side, archived) = truncate::prepare(&s.path, &lines, ctx.now_ms)?;

@@ -23,8 +23,8 @@
 use serde_json::{json, Map, Value};
 
 use super::bootstrap::{self, BootstrapFile};
-use crate::config::Config;
-use crate::paths::Environment;
+use crate::install::config::Config;
+use crate::install::paths::Environment;
 use crate::transcript::tokens::estimate_string_chars;
 
 /// The system prompt besides the bootstrap files, with the default config (measured on

@@ -566,7 +566,7 @@ mod tests {
         }
         std::fs::write(&p, lines.join("\n") + "\n").unwrap();
         let scan =
-            crate::compaction::scan::scan_file(&crate::data_file::DataPath::given(&p)).unwrap();
+            crate::compaction::scan::scan_file(&crate::fs::data_file::DataPath::given(&p)).unwrap();
         let path = active_path(&scan);
         let toks: Vec<u64> = path.iter().map(|e| scan.facts[e.row].tokens).collect();
         assert_eq!(toks, vec![1004, 1002, 7, 7, 2000, 12, 1, 1003, 102, 502]);

@@ -41,7 +41,7 @@ fn js_string(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(other) => crate::jsjson::to_string_compact(other),
+        Some(other) => crate::js::jsjson::to_string_compact(other),
     }
 }
 
@@ -56,7 +56,7 @@ fn template_string(v: Option<&Value>) -> String {
             .collect::<Vec<_>>()
             .join(","),
         Some(Value::Object(_)) => "[object Object]".into(),
-        Some(other) => crate::jsjson::to_string_compact(other),
+        Some(other) => crate::js::jsjson::to_string_compact(other),
     }
 }
 
@@ -95,13 +95,13 @@ fn truncate_for_summary(text: &str, max: usize) -> String {
 }
 
 fn json_or_undefined(v: &Value) -> String {
-    crate::jsjson::to_string_compact(v)
+    crate::js::jsjson::to_string_compact(v)
 }
 
 fn args_string(args: Option<&Value>) -> Result<String, PromptError> {
     let entries: Vec<(String, String)> = match args {
         None | Some(Value::Null) => return Err(PromptError::BadToolCall),
-        Some(Value::Object(o)) => crate::jsjson::js_key_order(o)
+        Some(Value::Object(o)) => crate::js::jsjson::js_key_order(o)
             .into_iter()
             .map(|k| (k.clone(), json_or_undefined(&o[k.as_str()])))
             .collect(),

@@ -13,7 +13,7 @@
 use serde_json::{json, Value};
 
 use super::scan::{self, ScanError, Scanned};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 use crate::transcript::repair::{self, RepairReport};
 
 /// What the repair pass changes before compacting.

@@ -65,7 +65,7 @@ pub struct Successor {
 impl Successor {
     /// The file content: header and entries, one JSON line each.
     pub fn bytes(&self) -> Vec<u8> {
-        let header = crate::jsjson::to_string_compact(&self.header);
+        let header = crate::js::jsjson::to_string_compact(&self.header);
         let mut out = Vec::with_capacity(header.len() + 1 + self.body.len());
         out.extend_from_slice(header.as_bytes());
         out.push(b'\n');
@@ -485,7 +485,7 @@ pub fn build(
         if Some(pos) == last {
             leaf_id = v.get("id").and_then(Value::as_str).map(String::from);
         }
-        let mut line = crate::jsjson::to_string_compact(&v);
+        let mut line = crate::js::jsjson::to_string_compact(&v);
         line.push('\n');
         lines[pos] = line;
     })?;
@@ -495,14 +495,14 @@ pub fn build(
     }
     drop(lines);
     let session_id = uuid::Uuid::new_v4().to_string();
-    let timestamp = crate::clock::iso_ms(now_ms);
+    let timestamp = crate::js::clock::iso_ms(now_ms);
     let header_cwd = scan
         .header
         .get("cwd")
         .filter(|c| crate::transcript::tree::js_truthy(c))
         .cloned()
         .unwrap_or_else(|| json!(cwd.to_string_lossy()));
-    let old_abs = crate::paths::absolutize(&scan.path, cwd);
+    let old_abs = crate::install::paths::absolutize(&scan.path, cwd);
     let header = json!({
         "type": "session",
         "version": 3,

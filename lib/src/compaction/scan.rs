@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::data_file::{DataFileError, DataPath};
+use crate::fs::data_file::{DataFileError, DataPath};
 
 use super::index::{Index, Kind, SlimRow};
 use super::lean;
@@ -466,7 +466,7 @@ fn dup_signature(m: &Value) -> Option<[u8; 16]> {
         Value::String(sender.into()),
         Value::String(collapsed.to_lowercase()),
     ]);
-    let digest = Sha256::digest(crate::jsjson::to_string_compact(&key).as_bytes());
+    let digest = Sha256::digest(crate::js::jsjson::to_string_compact(&key).as_bytes());
     let mut out = [0u8; 16];
     out.copy_from_slice(&digest[..16]);
     Some(out)
@@ -823,7 +823,7 @@ fn scan_reader(
                 return true;
             }
         }
-        let mut v: Value = match crate::jsjson::parse_value(trimmed) {
+        let mut v: Value = match crate::js::jsjson::parse_value(trimmed) {
             Ok(v) => v,
             Err(e) => {
                 problem = Some(ScanError::NeedsRepair {
@@ -1034,9 +1034,11 @@ impl Scanned {
                 let at = (loc.offset - start) as usize;
                 let text = decode(&buf[at..at + loc.len]);
                 let mut v: Value =
-                    crate::jsjson::parse_value(js_trim(&text)).map_err(|_| ScanError::Changed {
-                        path: self.path.clone(),
-                        line: loc.line,
+                    crate::js::jsjson::parse_value(js_trim(&text)).map_err(|_| {
+                        ScanError::Changed {
+                            path: self.path.clone(),
+                            line: loc.line,
+                        }
                     })?;
                 normalize_loaded(&mut v);
                 f(k, v);

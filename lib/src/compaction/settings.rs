@@ -186,7 +186,7 @@ pub fn resolve(config: &Value, entry: Option<&Map<String, Value>>, o: &Overrides
     let max_bytes = if truncate {
         match c.get("maxActiveTranscriptBytes") {
             Some(Value::Number(n)) => n.as_f64().filter(|f| *f > 0.0).map(|f| f.floor() as u64),
-            Some(Value::String(s)) => crate::byte_size::parse_byte_size(s).ok(),
+            Some(Value::String(s)) => crate::js::byte_size::parse_byte_size(s).ok(),
             _ => None,
         }
         .filter(|b| *b > 0)

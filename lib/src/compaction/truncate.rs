@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 use super::commit::{CommitError, TranscriptSide};
-use crate::artifact::{archive_path, ArchiveReason};
 use crate::exit::{self, ExitCode};
+use crate::session::artifact::{archive_path, ArchiveReason};
 use crate::transcript::entry::{js_trim, type_of};
 use crate::transcript::reader::{decode_line, scan_lines};
 use crate::transcript::tree::{scan_tree, select_path};
@@ -67,7 +67,7 @@ fn readline_split(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn parse_record(line: &str) -> Option<Value> {
-    crate::jsjson::parse_value(line)
+    crate::js::jsjson::parse_value(line)
         .ok()
         .filter(Value::is_object)
 }
@@ -165,8 +165,8 @@ pub fn normalize_lines(header: &str, tail: &[String]) -> Option<Vec<String>> {
         }
         out.push(next);
     }
-    let mut lines = vec![crate::jsjson::to_string_compact(&h)];
-    lines.extend(out.iter().map(crate::jsjson::to_string_compact));
+    let mut lines = vec![crate::js::jsjson::to_string_compact(&h)];
+    lines.extend(out.iter().map(crate::js::jsjson::to_string_compact));
     Some(lines)
 }
 

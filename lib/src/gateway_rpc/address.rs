@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use crate::paths::Environment;
+use crate::install::paths::Environment;
 
 /// The gateway's default port.
 pub const DEFAULT_PORT: u16 = 18789;

@@ -68,7 +68,7 @@ pub fn identity_path(state_dir: &Path) -> PathBuf {
 impl DeviceIdentity {
     /// The identity at `path`, when it exists and checks out (see the module doc).
     pub fn load(path: &Path) -> Option<DeviceIdentity> {
-        let bytes = crate::data_file::open_named(path)
+        let bytes = crate::fs::data_file::open_named(path)
             .and_then(|f| f.read_limited(MAX_BYTES, "a device identity"))
             .ok()?;
         Self::from_json(&serde_json::from_slice(&bytes).ok()?)

@@ -19,8 +19,10 @@ use super::files::{
 use super::journal;
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
 use super::store_pass::Facts;
-use crate::artifact::{archive_name_suffix, archive_path_with, archive_time, ArchiveReason};
-use crate::fx_hash::{FxBuild, FxHashSet};
+use crate::fs::fx_hash::{FxBuild, FxHashSet};
+use crate::session::artifact::{
+    archive_name_suffix, archive_path_with, archive_time, ArchiveReason,
+};
 
 /// Removed sessions and the `sessionFile` to archive for each (`removedSessionFiles`):
 /// keyed by sessionId (which may be absent), in first-removal order; a later entry with
@@ -307,18 +309,18 @@ fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) ->
     if !meta.is_file() {
         return None;
     }
-    let bytes = crate::data_file::open_named(pointer)
+    let bytes = crate::fs::data_file::open_named(pointer)
         .and_then(|f| f.read_limited(POINTER_MAX_BYTES, "a trajectory pointer"))
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    let v: Value = crate::jsjson::parse_value(&text).ok()?;
+    let v: Value = crate::js::jsjson::parse_value(&text).ok()?;
     let o = v.as_object()?;
     let runtime = o.get("runtimeFile")?.as_str()?;
     let ok = o.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory-pointer")
         && o.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
         && o.get("sessionId").and_then(Value::as_str) == session_id
-        && !crate::session_key::js_trim(runtime).is_empty();
-    ok.then(|| crate::paths::absolutize(Path::new(runtime), cwd))
+        && !crate::session::session_key::js_trim(runtime).is_empty();
+    ok.then(|| crate::install::paths::absolutize(Path::new(runtime), cwd))
 }
 
 /// `safeTrajectorySessionFileName`: the id with every UTF-16 unit outside
@@ -353,7 +355,7 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
         return false;
     }
     let mut buf = vec![0u8; 64 * 1024];
-    let Ok(n) = crate::data_file::open_named(resolved)
+    let Ok(n) = crate::fs::data_file::open_named(resolved)
         .map_err(|e| std::io::Error::other(e.to_string()))
         .and_then(|f| f.into_file().read(&mut buf))
     else {
@@ -362,12 +364,12 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
     let text = String::from_utf8_lossy(&buf[..n]);
     let Some(first) = text
         .split('\n')
-        .map(|l| crate::session_key::js_trim(l.strip_suffix('\r').unwrap_or(l)))
+        .map(|l| crate::session::session_key::js_trim(l.strip_suffix('\r').unwrap_or(l)))
         .find(|l| !l.is_empty())
     else {
         return false;
     };
-    crate::jsjson::parse_value(first).is_ok_and(|v| {
+    crate::js::jsjson::parse_value(first).is_ok_and(|v| {
         v.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory")
             && v.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
             && v.get("source").and_then(Value::as_str) == Some("runtime")

@@ -14,10 +14,10 @@ use super::files::{
 };
 use super::paths::{is_clean_absolute, name_in_dir, split_clean, SessionPaths, TranscriptName};
 use super::rules::WorkingSet;
-use crate::artifact::{
+use crate::fs::fx_hash::FxBuild;
+use crate::session::artifact::{
     is_archive_artifact, is_checkpoint_name, is_store_temp, is_trajectory_artifact,
 };
-use crate::fx_hash::FxBuild;
 
 /// `{scannedFiles, removedFiles, freedBytes, olderThanMs}` of the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -611,7 +611,7 @@ pub fn dead_writer_temps<'a>(
             let pid = name
                 .get(base.len() + 1..name.len() - 41)
                 .and_then(|p| p.parse::<u32>().ok());
-            pid.is_some_and(|pid| pid != me && !crate::process::is_alive(pid))
+            pid.is_some_and(|pid| pid != me && !crate::fs::process::is_alive(pid))
         })
         .collect()
 }

@@ -1,15 +1,15 @@
 //! `session.maintenance` resolved into the numbers the rules use (`store.md` §4.1), with
 //! the gateway's defaults and grammars (durations default to days, sizes to bytes).
 //!
-//! The config was validated when it was loaded ([`crate::config::Config::load`]), so an
+//! The config was validated when it was loaded ([`crate::install::config::Config::load`]), so an
 //! invalid value never reaches this module; like the gateway, a value that still fails to
 //! parse falls back to its default.
 
 use serde_json::Value;
 
-use crate::byte_size::parse_byte_size;
-use crate::config::{stringified, Config};
-use crate::duration::{parse_duration_ms, DurationUnit};
+use crate::install::config::{stringified, Config};
+use crate::js::byte_size::parse_byte_size;
+use crate::js::duration::{parse_duration_ms, DurationUnit};
 
 /// Default `pruneAfter`: 30 days.
 pub const DEFAULT_PRUNE_AFTER_MS: u64 = 30 * 24 * 60 * 60 * 1000;

@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::fx_hash::FxHasher;
+use crate::fs::fx_hash::FxHasher;
 
 /// What a directory entry is, links not followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +108,7 @@ fn file_stat(st: &libc::stat) -> Option<FileStat> {
 /// `CLAWSTATE_PORTABLE=1`) nothing: a process-wide priority would slow the caller too.
 fn lower_this_thread_priority() {
     #[cfg(target_os = "linux")]
-    if crate::platform::linux_specific() {
+    if crate::fs::platform::linux_specific() {
         // SAFETY: gettid has no preconditions; setpriority on this thread's own id.
         unsafe {
             let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;

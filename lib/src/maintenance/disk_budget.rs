@@ -17,8 +17,8 @@ use super::files::{
 };
 use super::paths::{name_in_dir, trajectory_paths, SessionPaths};
 use super::rules::{is_preserved, WorkingSet};
-use crate::artifact::is_store_temp;
-use crate::session_key::js_trim;
+use crate::session::artifact::is_store_temp;
+use crate::session::session_key::js_trim;
 
 /// The `diskBudget` object of the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

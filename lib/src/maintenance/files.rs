@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::fx_hash::FxBuild;
+use crate::fs::fx_hash::FxBuild;
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
@@ -1227,7 +1227,7 @@ impl DirGuard {
         }
         self.last_touched = None;
         for d in self.touched_dirs.drain() {
-            let _ = crate::atomic_file::sync_dir(&d);
+            let _ = crate::fs::atomic_file::sync_dir(&d);
         }
     }
 }

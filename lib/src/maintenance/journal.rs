@@ -20,9 +20,9 @@ use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
 use super::paths::{is_clean_absolute, split_clean};
-use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
-use crate::data_file::{DataDir, DataPath};
 use crate::exit::{self, ExitCode};
+use crate::fs::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
+use crate::fs::data_file::{DataDir, DataPath};
 
 /// The journal of the store at `store_path`.
 pub fn journal_path(store_path: &Path) -> PathBuf {
@@ -638,7 +638,7 @@ pub fn confine_file(
 pub fn recover_journal(
     path: &Path,
     sessions_dir: &Path,
-    live_ids: &crate::fx_hash::FxHashSet<&str>,
+    live_ids: &crate::fs::fx_hash::FxHashSet<&str>,
     referenced: &PathSet,
     guard: &mut DirGuard,
 ) -> Result<usize, JournalError> {
@@ -740,7 +740,7 @@ fn removals_text(removals: &[JournalRemoval<'_>]) -> Vec<u8> {
 #[cfg(test)]
 mod removal_tests {
     use super::*;
-    use crate::fx_hash::FxHashSet;
+    use crate::fs::fx_hash::FxHashSet;
 
     /// Both forms and the text made while planning list the removals; the next run
     /// deletes those of sessions gone from the store, never one still referenced, one of
@@ -825,7 +825,7 @@ mod removal_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fx_hash::FxHashSet;
+    use crate::fs::fx_hash::FxHashSet;
 
     /// The journal's text, written directly, is the text `serde_json` writes for it, for
     /// names and ids that need escaping or not, absent ids, and several groups.

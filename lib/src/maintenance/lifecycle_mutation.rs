@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use super::rules::WorkingSet;
 use super::store_pass::{PassMode, StoreFacts};
+use crate::js::jsjson;
 use crate::js::trim as js_trim;
-use crate::jsjson;
 
 /// The entries planned for removal and repair, by store position, in the gateway's
 /// order (`--fix-missing` removals, then `--fix-dm-scope` ones; repairs in store order).

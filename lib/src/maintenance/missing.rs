@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::paths::{generated_session_id, js_basename, SessionPaths};
 use super::rules::WorkingSet;
-use crate::session_key::{js_trim, parse_agent_session_key};
+use crate::session::session_key::{js_trim, parse_agent_session_key};
 
 /// Transcripts larger than this always count as having messages.
 pub const EMPTY_TRANSCRIPT_MAX_BYTES: u64 = 4096;
@@ -50,7 +50,7 @@ pub fn has_no_message_records(path: &Path) -> bool {
     // Opened as the store is (links followed, as the gateway does here), but never a FIFO
     // or a device put there since the `stat`: only a regular file is read, and at most
     // what a message-free transcript can hold.
-    let Ok(raw) = crate::data_file::open_named(path)
+    let Ok(raw) = crate::fs::data_file::open_named(path)
         .and_then(|f| f.read_limited(EMPTY_TRANSCRIPT_MAX_BYTES, "an empty transcript"))
     else {
         return false;
@@ -61,7 +61,7 @@ pub fn has_no_message_records(path: &Path) -> bool {
         if js_trim(line).is_empty() {
             continue;
         }
-        match crate::jsjson::parse_value(line) {
+        match crate::js::jsjson::parse_value(line) {
             Ok(v) if !is_message_record(&v) => {}
             _ => return false,
         }

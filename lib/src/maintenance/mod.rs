@@ -37,18 +37,18 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::atomic_file::AtomicWriteError;
+use crate::fs::atomic_file::AtomicWriteError;
 
 use thiserror::Error;
 
-use crate::artifact::ArchiveReason;
-use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
-use crate::fx_hash::FxHashSet;
-use crate::session_key::preserve_set;
+use crate::fs::fx_hash::FxHashSet;
+use crate::install::context::StateContext;
+use crate::install::targets::{StoreTarget, TargetError};
+use crate::session::artifact::ArchiveReason;
+use crate::session::session_key::preserve_set;
+use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::{SaveOutcome, StoreError};
-use crate::store_lock::{LockWait, StoreLock, StoreLockError};
-use crate::targets::{StoreTarget, TargetError};
 
 use archive::{
     archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
@@ -89,7 +89,7 @@ pub enum CleanupError {
     #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to clean up offline anyway")]
     LiveGateway {
         /// The running gateway.
-        owner: crate::live_gateway::GatewayOwner,
+        owner: crate::install::live_gateway::GatewayOwner,
         /// The state directory.
         state_dir: PathBuf,
     },
@@ -696,7 +696,7 @@ pub fn apply_store(
         if fixed {
             now
         } else {
-            crate::clock::system_now_ms()
+            crate::js::clock::system_now_ms()
         }
     };
     let mut r = Removals::default();
@@ -872,9 +872,9 @@ pub fn apply_store(
                     // The store replaced keeps its inode (and its blocks) while this holds
                     // it open: freeing them (a discard, on some mounts) waits until the
                     // renames are under way, off the critical path.
-                    let replaced = crate::data_file::open_named(&target.store_path)
+                    let replaced = crate::fs::data_file::open_named(&target.store_path)
                         .ok()
-                        .map(crate::data_file::DataFile::into_file);
+                        .map(crate::fs::data_file::DataFile::into_file);
                     match prepared.and_then(PreparedSave::commit) {
                         Ok(outcome) => {
                             // The renames start: the look-ahead has had its time (looking

@@ -11,9 +11,9 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dir_snapshot::DirSnapshot;
-use crate::paths::absolutize;
-use crate::session_key::{js_trim, normalize_agent_id};
-use crate::transcript_path::{
+use crate::install::paths::absolutize;
+use crate::session::session_key::{js_trim, normalize_agent_id};
+use crate::store::transcript_path::{
     agent_id_from_path, is_valid_transcript_id, looks_like_generated_session_id,
 };
 use regex::Regex;

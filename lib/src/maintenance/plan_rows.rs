@@ -321,7 +321,7 @@ mod tests {
             bytes: None,
         };
         assert_eq!(
-            crate::jsjson::to_string_compact(&e.to_json()),
+            crate::js::jsjson::to_string_compact(&e.to_json()),
             r#"{"key":"agent:main:x","action":"prune","reason":"r","ageMs":5,"bytes":null}"#
         );
         let f = FileChange {
@@ -332,7 +332,7 @@ mod tests {
             to: Some("/s/a.jsonl.deleted.x".into()),
         };
         assert_eq!(
-            crate::jsjson::to_string_compact(&f.to_json()),
+            crate::js::jsjson::to_string_compact(&f.to_json()),
             r#"{"path":"/s/a.jsonl","action":"archive","rule":"removedEntry","bytes":3,"to":"/s/a.jsonl.deleted.x"}"#
         );
     }

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::artifacts::PathSet;
 use super::files::{DirGuard, RemovalReason};
 use super::journal::{confine_file, read_journal_value, JournalError};
-use crate::atomic_file::{replace_file, sync_dir, AtomicWriteError};
+use crate::fs::atomic_file::{replace_file, sync_dir, AtomicWriteError};
 
 /// The pending-removals journal of the store at `store_path`.
 pub fn removal_journal_path(store_path: &Path) -> PathBuf {

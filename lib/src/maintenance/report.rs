@@ -6,11 +6,11 @@ use serde_json::{Map, Value};
 use super::artifacts::UnreferencedReport;
 use super::config::MaintenanceMode;
 use super::disk_budget::DiskBudgetReport;
-use crate::jsjson;
-use crate::listing::display_model_ref;
-use crate::targets::StoreTarget;
-use crate::terminal_text::escape_line;
-use crate::text_table::{Cell, Layout, TextTable, Tone};
+use crate::install::targets::StoreTarget;
+use crate::js::jsjson;
+use crate::report::terminal_text::escape_line;
+use crate::report::text_table::{Cell, Layout, TextTable, Tone};
+use crate::store::list_row::display_model_ref;
 
 /// What maintenance did (or would do) to one entry (`resolveSessionCleanupAction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -207,7 +207,7 @@ pub struct ActionRow {
     pub entry: Map<String, Value>,
 }
 
-pub use crate::human_format::format_time_ago;
+pub use crate::report::human_format::format_time_ago;
 
 fn pad(s: &str, width: usize) -> String {
     let n = s.encode_utf16().count();
@@ -231,7 +231,7 @@ fn truncate_key(key: &str) -> String {
 }
 
 fn flags_cell(e: &Map<String, Value>) -> String {
-    let truthy = |k: &str| e.get(k).is_some_and(crate::session_key::js_truthy);
+    let truthy = |k: &str| e.get(k).is_some_and(crate::session::session_key::js_truthy);
     let text = |k: &str| match e.get(k) {
         Some(Value::String(s)) => s.clone(),
         Some(v) => jsjson::to_string_compact(v),

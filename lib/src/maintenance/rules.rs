@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::session_key::{dm_scope_retirable, is_model_run_probe_key};
+use crate::session::session_key::{dm_scope_retirable, is_model_run_probe_key};
 
 use super::store_pass::Facts;
 
@@ -232,7 +232,7 @@ mod tests {
         );
         assert_eq!(ws.len(), 3);
         let mut ws = m.clone();
-        let preserve = crate::session_key::preserve_set(["AGENT:MAIN:E"]);
+        let preserve = crate::session::session_key::preserve_set(["AGENT:MAIN:E"]);
         let gone = cap_entries(&mut ws, 3, &preserve);
         assert_eq!(gone.len(), 4);
         assert!(find(&ws, "agent:main:e") && find(&ws, "agent:main:d"));

@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde_json::{Map, Value};
 
 use super::halves::{fill_in_halves, Half};
-use crate::atomic_file::PendingReplace;
-use crate::fx_hash::{FxBuild, FxHashMap, FxHashSet};
-use crate::jsjson;
-use crate::session_key::{is_durable_entry, js_trim};
+use crate::fs::atomic_file::PendingReplace;
+use crate::fs::fx_hash::{FxBuild, FxHashMap, FxHashSet};
+use crate::js::jsjson;
+use crate::session::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
 use crate::store::deciding_fields::{is_deciding_field, DecidingFields};
 use crate::store::entry_fields::EntryFields;
@@ -1349,7 +1349,7 @@ mod tests {
             };
             map.insert(format!("agent:main:explicit:k{k}"), value);
         }
-        let text = crate::jsjson::to_string_pretty(&Value::Object(map));
+        let text = crate::js::jsjson::to_string_pretty(&Value::Object(map));
         let p = d.path().join("sessions.json");
         std::fs::write(&p, &text).unwrap();
         let modes = [
@@ -1463,7 +1463,7 @@ mod tests {
             "agent:main:telegram:direct:9:thread:7": {"sessionId": "b5", "lastThreadId": 7},
         });
         let map = entries.as_object().unwrap();
-        let canonical = crate::jsjson::to_string_pretty(&entries);
+        let canonical = crate::js::jsjson::to_string_pretty(&entries);
         let compact = serde_json::to_string(&entries).unwrap();
         let p = d.path().join("sessions.json");
         let modes = [
@@ -1529,8 +1529,10 @@ mod tests {
         ];
         let mut peeked = 0;
         for raw in cases {
-            let mut value = crate::jsjson::parse_value(raw).ok();
-            value.iter_mut().for_each(crate::jsjson::apply_js_key_order);
+            let mut value = crate::js::jsjson::parse_value(raw).ok();
+            value
+                .iter_mut()
+                .for_each(crate::js::jsjson::apply_js_key_order);
             let full = load_pass(value, Path::new("/s"), &mut BlobCache::default())
                 .map(|(e, _, _)| Facts::of("agent:main:k", &e, Path::new("/s")));
             match peek_facts("agent:main:k", raw) {
@@ -1627,7 +1629,7 @@ mod lean_timing {
         eprintln!("facts {:?}/entry", t.elapsed() / n);
         let t = std::time::Instant::now();
         for _ in 0..n {
-            std::hint::black_box(crate::session_key::is_durable_entry(key, &mini));
+            std::hint::black_box(crate::session::session_key::is_durable_entry(key, &mini));
         }
         eprintln!("durable {:?}/entry", t.elapsed() / n);
     }

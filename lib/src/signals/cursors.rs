@@ -10,7 +10,7 @@ use thiserror::Error;
 use super::db::{DbError, StateDb};
 use super::notices::Notice;
 use crate::exit::{self, ExitCode};
-use crate::session_key::parse_agent_session_key;
+use crate::session::session_key::parse_agent_session_key;
 
 /// `explicit`: immediate-wake watches (spawn edges, `sessions_send watch: true`).
 pub const PROVENANCE_EXPLICIT: &str = "explicit";
@@ -205,7 +205,7 @@ fn read_cursor(
 pub fn watcher_store_path(db_path: &Path, watcher: &str) -> Option<String> {
     let parsed = parse_agent_session_key(watcher)?;
     let state_dir = db_path.parent()?.parent()?;
-    let agent = crate::session_key::normalize_agent_id(&parsed.agent_id);
+    let agent = crate::session::session_key::normalize_agent_id(&parsed.agent_id);
     let p: PathBuf = state_dir
         .join("agents")
         .join(agent)

@@ -855,7 +855,7 @@ fn external_owner(conn: &Connection) -> rusqlite::Result<Option<String>> {
         )
         .optional()?;
     Ok(row.map(|json| {
-        crate::jsjson::parse_value(&json)
+        crate::js::jsjson::parse_value(&json)
             .ok()
             .and_then(|v| {
                 v.get("managerId")
@@ -1036,7 +1036,7 @@ fn peek_user_version(path: &Path) -> Option<i64> {
         _ => {}
     }
     let mut header = [0u8; 100];
-    let mut file = crate::data_file::open_named(path).ok()?.into_file();
+    let mut file = crate::fs::data_file::open_named(path).ok()?.into_file();
     file.read_exact(&mut header).ok()?;
     if &header[..16] != b"SQLite format 3\0" {
         return None;
@@ -1149,7 +1149,7 @@ fn create_database(path: &Path, policy: JournalPolicy, schema: i64) -> Result<bo
     configure_connection(&conn, path, policy)?;
     conn.execute_batch("PRAGMA foreign_keys = OFF;")
         .map_err(err)?;
-    let now = crate::clock::system_now_ms();
+    let now = crate::js::clock::system_now_ms();
     let created = (|| -> rusqlite::Result<bool> {
         let tx = rusqlite::Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
         let objects: i64 = tx.query_row(

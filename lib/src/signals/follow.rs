@@ -6,7 +6,7 @@
 //! and, when woken, asks SQLite whether anything was committed (`PRAGMA data_version`,
 //! which changes only when another connection commits) before it reads the cursors. A slow
 //! safety tick re-checks `data_version` in case a notification was missed (e.g. an unusual
-//! filesystem). Elsewhere (and with `CLAWSTATE_PORTABLE=1`, see [`crate::platform`]) the
+//! filesystem). Elsewhere (and with `CLAWSTATE_PORTABLE=1`, see [`crate::fs::platform`]) the
 //! follower asks `data_version` every [`POLL_INTERVAL`] instead: one cheap read, no event.
 
 use std::collections::HashMap;
@@ -71,7 +71,7 @@ pub struct ChangeWaiter {
 
 impl ChangeWaiter {
     /// Watches the directory of `db_path` for writes, creations and renames (inotify),
-    /// or polls where inotify is not used ([`crate::platform::linux_specific`]).
+    /// or polls where inotify is not used ([`crate::fs::platform::linux_specific`]).
     pub fn new(db_path: &Path) -> Result<ChangeWaiter, FollowError> {
         let dir = db_path
             .parent()
@@ -79,7 +79,7 @@ impl ChangeWaiter {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         #[cfg(target_os = "linux")]
-        if crate::platform::linux_specific() {
+        if crate::fs::platform::linux_specific() {
             let fd = inotify_watch(&dir).map_err(|source| FollowError::Watch {
                 path: dir.clone(),
                 source,

@@ -25,7 +25,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::config::Config;
+use crate::install::config::Config;
 
 /// The first state schema with the signal log (openclaw@2026.8.1).
 pub const SIGNAL_LOG_SCHEMA: i64 = 15;
@@ -167,7 +167,7 @@ impl fmt::Display for HostSchema {
             HostSchema::Config { version, path } => write!(
                 f,
                 "the host's OpenClaw {version} (meta.lastTouchedVersion of {}; state schema {})",
-                crate::terminal_text::escape_path(path),
+                crate::report::terminal_text::escape_path(path),
                 self.schema().unwrap_or(SCHEMA_2026_7)
             ),
             HostSchema::Unknown => f.write_str("the host's OpenClaw"),
@@ -197,7 +197,7 @@ impl NoSignalLog {
 
 impl fmt::Display for NoSignalLog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = crate::terminal_text::escape_path(&self.path);
+        let path = crate::report::terminal_text::escape_path(&self.path);
         match self.db_schema {
             Some(0) => write!(
                 f,

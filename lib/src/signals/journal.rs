@@ -100,7 +100,7 @@ impl Event {
     /// `safeParseJsonRecord(payload_json)`: the payload when it is a JSON object.
     pub fn payload(&self) -> Option<Map<String, Value>> {
         let text = self.payload_json.as_deref().filter(|s| !s.is_empty())?;
-        match crate::jsjson::parse_value(text) {
+        match crate::js::jsjson::parse_value(text) {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
         }
@@ -267,7 +267,7 @@ impl Recorder {
         let payload_json = input
             .payload
             .as_ref()
-            .map(|p| crate::jsjson::to_string_compact(&Value::Object(p.clone())));
+            .map(|p| crate::js::jsjson::to_string_compact(&Value::Object(p.clone())));
         let db_path = db.path().to_path_buf();
         let writer = CursorWriter {
             db_path: &db_path,
@@ -519,7 +519,7 @@ pub fn changes_since(
 /// `Unknown sessionKey: <input>`, or `Unknown sessionId: <input>` when the input looks like
 /// a session id or not like a session key (`shouldResolveSessionIdInput`).
 pub fn unknown_session(input: &str) -> JournalError {
-    let raw = crate::session_key::js_trim(input);
+    let raw = crate::session::session_key::js_trim(input);
     let looks_like_id = {
         let b = raw.as_bytes();
         b.len() == 36
@@ -530,7 +530,7 @@ pub fn unknown_session(input: &str) -> JournalError {
     };
     let looks_like_key = !raw.is_empty()
         && (["main", "global", "unknown", "current"].contains(&raw)
-            || crate::session_key::is_acp_key(raw)
+            || crate::session::session_key::is_acp_key(raw)
             || raw.starts_with("agent:")
             || raw.starts_with("cron:")
             || raw.starts_with("hook:")

@@ -133,7 +133,7 @@ pub struct DefaultsInput<'a> {
 pub fn default_summary(kind: &str, d: &DefaultsInput<'_>) -> Option<String> {
     let via = || {
         d.via
-            .map(crate::session_key::js_trim)
+            .map(crate::session::session_key::js_trim)
             .filter(|s| !s.is_empty())
             .unwrap_or("unknown")
             .to_string()

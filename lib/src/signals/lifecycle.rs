@@ -16,8 +16,8 @@ use super::cursors;
 use super::db::{DbError, StateDb};
 use super::generation::HostSchema;
 use super::journal::{self, Forgotten};
-use crate::context::StateContext;
 use crate::exit::ExitCode;
+use crate::install::context::StateContext;
 
 /// The signal state of a reset or deleted session was not updated (the store change stands).
 #[derive(Debug, Clone, Error)]

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use rusqlite::{OpenFlags, OptionalExtension};
 
-use crate::context::StateContext;
-use crate::session_key::{normalize_agent_id, parse_agent_session_key};
+use crate::install::context::StateContext;
+use crate::install::targets::store_path_for_agent;
+use crate::session::session_key::{normalize_agent_id, parse_agent_session_key};
 use crate::store::{LoadOptions, SessionStore};
-use crate::targets::store_path_for_agent;
 
 /// The agent a session key belongs to (`resolveAgentIdFromSessionKey`): the key's own
 /// agent, else the configured default agent.

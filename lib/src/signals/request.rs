@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 
 use super::journal::RecordInput;
 use super::kinds::{self, ActorType, DefaultsInput, Outcome};
-use crate::clock::parse_time_ms;
-use crate::session_key::{
+use crate::js::clock::parse_time_ms;
+use crate::session::session_key::{
     js_trim, normalize_agent_id, parse_agent_session_key, resolve_store_key, KeyContext,
 };
 
@@ -66,7 +66,7 @@ const FIELDS: [&str; 15] = [
 impl RecordRequest {
     /// Parses one NDJSON line (an object with the camelCase fields above).
     pub fn from_json_line(line: &str) -> Result<RecordRequest, String> {
-        let v = crate::jsjson::parse_value(line).map_err(|e| format!("not JSON: {e}"))?;
+        let v = crate::js::jsjson::parse_value(line).map_err(|e| format!("not JSON: {e}"))?;
         let Value::Object(m) = v else {
             return Err("not a JSON object".into());
         };

@@ -9,7 +9,7 @@
 //! gateway, instead of on every `record`. It lives in the database's own directory (the
 //! gateway's, 0700), not under a temp directory: another local user cannot put a link or a
 //! FIFO there, and every writer finds it whatever its `TMPDIR`. It is read and written as a
-//! data file ([`crate::data_file`]): never through a link, never blocking.
+//! data file ([`crate::fs::data_file`]): never through a link, never blocking.
 
 use std::path::Path;
 
@@ -17,7 +17,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::{json, Value};
 
 use super::db::{DbError, StateDb};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 /// Events older than this are pruned (30 days).
 pub const RETENTION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
@@ -234,7 +234,8 @@ impl PruneThrottle {
     pub fn mark(&mut self, now: i64) {
         self.last = now;
         if let Some(file) = &self.file {
-            let _ = crate::atomic_file::replace_data_file(file, now.to_string().as_bytes(), 0o600);
+            let _ =
+                crate::fs::atomic_file::replace_data_file(file, now.to_string().as_bytes(), 0o600);
         }
     }
 }

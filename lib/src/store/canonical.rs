@@ -15,7 +15,7 @@
 
 use std::ops::Range;
 
-use crate::jsjson::{is_array_index, write_f64};
+use crate::js::jsjson::{is_array_index, write_f64};
 
 /// Nesting beyond this is not checked (the text is called not canonical).
 pub const MAX_DEPTH: usize = 96;
@@ -166,7 +166,7 @@ pub fn read_value(raw: &str) -> Option<serde_json::Value> {
         b't' => Some(serde_json::Value::Bool(true)),
         b'f' => Some(serde_json::Value::Bool(false)),
         b'n' => Some(serde_json::Value::Null),
-        _ => crate::jsjson::parse_value(raw).ok(),
+        _ => crate::js::jsjson::parse_value(raw).ok(),
     }
 }
 
@@ -473,7 +473,7 @@ impl<'a> Checker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsjson;
+    use crate::js::jsjson;
 
     /// The word test agrees with the byte test on every word of a seeded sample, and on
     /// each single special byte at each position among plain ones (high bytes included).

@@ -31,7 +31,7 @@ pub enum FileTextError {
     /// The file cannot be read as data: not a regular file (a FIFO, a device, a
     /// directory).
     #[error(transparent)]
-    Unusable(crate::data_file::DataFileError),
+    Unusable(crate::fs::data_file::DataFileError),
     /// The file is not UTF-8: the first bad byte is at this line and column (1-based).
     #[error("invalid UTF-8 at {line}:{column}")]
     NotUtf8 {
@@ -133,10 +133,10 @@ impl Mapping {
     }
 }
 
-/// `MAP_POPULATE` where the Linux pieces are in use ([`crate::platform`]), else nothing.
+/// `MAP_POPULATE` where the Linux pieces are in use ([`crate::fs::platform`]), else nothing.
 fn populate_flag() -> libc::c_int {
     #[cfg(target_os = "linux")]
-    if crate::platform::linux_specific() {
+    if crate::fs::platform::linux_specific() {
         return libc::MAP_POPULATE;
     }
     0
@@ -144,16 +144,16 @@ fn populate_flag() -> libc::c_int {
 
 impl FileText {
     /// Reads `path` whole, mapping it when it is large; checks that it is UTF-8. The file
-    /// is opened as [`crate::data_file::open_named`] opens it: a FIFO, a device or a
+    /// is opened as [`crate::fs::data_file::open_named`] opens it: a FIFO, a device or a
     /// directory is refused, never read.
     pub fn read(path: &Path) -> Result<FileText, FileTextError> {
         let open = || -> Result<File, FileTextError> {
-            match crate::data_file::open_named(path) {
+            match crate::fs::data_file::open_named(path) {
                 Ok(f) => Ok(f.into_file()),
                 Err(e) if e.is_not_found() => {
                     Err(std::io::Error::from(std::io::ErrorKind::NotFound).into())
                 }
-                Err(crate::data_file::DataFileError::Io { source, .. }) => Err(source.into()),
+                Err(crate::fs::data_file::DataFileError::Io { source, .. }) => Err(source.into()),
                 Err(e) => Err(FileTextError::Unusable(e)),
             }
         };

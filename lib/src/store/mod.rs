@@ -6,6 +6,12 @@
 //! non-object store is an error and is never replaced; every write is an fsync'd atomic
 //! replace.
 
+pub mod lifecycle;
+pub mod list_row;
+pub mod session_list;
+pub mod store_lock;
+pub mod transcript_path;
+
 pub mod canonical;
 pub mod deciding_fields;
 pub mod entry_fields;
@@ -21,9 +27,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::atomic_file::{AtomicWriteError, PendingReplace};
 use crate::exit::{self, ExitCode};
-use crate::jsjson;
+use crate::fs::atomic_file::{AtomicWriteError, PendingReplace};
+use crate::js::jsjson;
 use file_text::{FileText, FileTextError};
 use normalize::{
     normalize_entry_fields_with_holes, normalize_entry_with_holes, EntryVerdict, Holes,
@@ -54,7 +60,7 @@ pub enum StoreError {
     },
     /// The path is not a regular file (a FIFO, a device, a directory): never read.
     #[error(transparent)]
-    Unusable(crate::data_file::DataFileError),
+    Unusable(crate::fs::data_file::DataFileError),
     /// The file is valid JSON but not an object.
     #[error(
         "{path}: malformed store: top level is {found}, expected an object of sessionKey → entry"
@@ -335,7 +341,7 @@ impl SessionStore {
 
     /// The sessions directory: the store's directory, where transcripts live.
     pub fn sessions_dir(&self) -> PathBuf {
-        crate::paths::absolutize(
+        crate::install::paths::absolutize(
             self.path.parent().unwrap_or(Path::new(".")),
             &std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
         )

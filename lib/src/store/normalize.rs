@@ -132,7 +132,7 @@ pub fn normalize_entry_fields_with_holes<M: EntryFields>(
 /// entry of one shape. Only "unchanged" is remembered: a change is computed every time.
 #[derive(Debug, Default)]
 pub struct DeliveryMemo {
-    unchanged: crate::fx_hash::FxHashSet<String>,
+    unchanged: crate::fs::fx_hash::FxHashSet<String>,
 }
 
 /// The delivery step's input with its targets abstracted (see [`DeliveryMemo`]); `None`
@@ -161,7 +161,7 @@ impl<'a> ShapeWriter<'a> {
     /// Any value, compactly (`-` when absent), then `;`.
     fn value(&mut self, v: Option<&Value>) {
         match v {
-            Some(v) => crate::jsjson::write_compact(&mut self.out, v),
+            Some(v) => crate::js::jsjson::write_compact(&mut self.out, v),
             None => self.out.push('-'),
         }
         self.out.push(';');
@@ -198,7 +198,7 @@ impl<'a> ShapeWriter<'a> {
         };
         self.out.push('{');
         for (k, v) in m {
-            crate::jsjson::write_string(&mut self.out, k);
+            crate::js::jsjson::write_string(&mut self.out, k);
             self.out.push(':');
             if targets_at.contains(&k.as_str()) {
                 self.target(Some(v))?;
@@ -1571,7 +1571,7 @@ fn is_string(v: Option<&Value>) -> bool {
 /// The numeric value of `key` when it is a canonical array index (`"0"` … `"4294967294"`,
 /// no leading zeros): JavaScript orders such keys first, ascending.
 fn array_index(key: &str) -> Option<u64> {
-    if crate::jsjson::is_array_index(key) {
+    if crate::js::jsjson::is_array_index(key) {
         key.parse().ok()
     } else {
         None
@@ -1625,7 +1625,7 @@ pub(crate) fn js_json_len(v: &Value) -> usize {
                 ryu_js::Buffer::new().format(f).len()
             }
         }
-        Value::String(s) => crate::jsjson::deep_text(s).map_or_else(|| str_len(s), str::len),
+        Value::String(s) => crate::js::jsjson::deep_text(s).map_or_else(|| str_len(s), str::len),
         Value::Array(items) => {
             2 + items.iter().map(js_json_len).sum::<usize>() + items.len().saturating_sub(1)
         }
@@ -1680,8 +1680,8 @@ mod tests {
                         normalize_entry_with_holes_memo(&mut b, &mut Holes::default(), &mut memo);
                     assert_eq!(va, vb, "{text} (round {round})");
                     assert_eq!(
-                        crate::jsjson::to_string_compact(&Value::Object(a)),
-                        crate::jsjson::to_string_compact(&Value::Object(b)),
+                        crate::js::jsjson::to_string_compact(&Value::Object(a)),
+                        crate::js::jsjson::to_string_compact(&Value::Object(b)),
                         "{text}"
                     );
                 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 use super::entry_fields::EntryFields;
 use super::normalize::{js_set, utf16_len};
@@ -180,7 +180,7 @@ pub fn hydrate_entry_cached<M: EntryFields>(
     cache: &mut BlobCache,
 ) -> bool {
     let snapshot = entry.get("skillsSnapshot");
-    if !snapshot.is_some_and(crate::session_key::js_truthy) {
+    if !snapshot.is_some_and(crate::session::session_key::js_truthy) {
         return false;
     }
     let snapshot = snapshot.unwrap_or(&Value::Null);
@@ -259,7 +259,7 @@ pub fn project_for_persistence<M: EntryFields + Clone>(
 /// The blob's directories are created and reached below the sessions directory without
 /// following a link (a planted `skills-prompts` link to elsewhere is refused).
 pub fn write_blob(blob: &PromptBlob) -> io::Result<()> {
-    let refused = |e: crate::data_file::DataFileError| io::Error::other(e.to_string());
+    let refused = |e: crate::fs::data_file::DataFileError| io::Error::other(e.to_string());
     let data =
         blob_data_path(&blob.path).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
     if read_blob_file(&blob.path).is_some_and(|existing| existing == blob.bytes)
@@ -268,7 +268,7 @@ pub fn write_blob(blob: &PromptBlob) -> io::Result<()> {
         return Ok(());
     }
     data.create_parent(0o700).map_err(refused)?;
-    crate::atomic_file::replace_data_file(&data, &blob.bytes, 0o600)
+    crate::fs::atomic_file::replace_data_file(&data, &blob.bytes, 0o600)
         .map_err(|e| io::Error::other(e.to_string()))
 }
 

@@ -90,7 +90,7 @@ pub fn render_text(diffs: &[EntryDiff], patched: &str) -> String {
 /// [`render_text`] for a patch of several entries: `patched` says which keys the patch
 /// changed (the others the save's normalisation).
 pub fn render_text_for(diffs: &[EntryDiff], patched: &dyn Fn(&str) -> bool) -> String {
-    use crate::terminal_text::escape_line;
+    use crate::report::terminal_text::escape_line;
     let mut s = String::new();
     if diffs.is_empty() {
         s.push_str("The save would change no entry.\n");
@@ -117,7 +117,7 @@ pub fn render_text_for(diffs: &[EntryDiff], patched: &dyn Fn(&str) -> bool) -> S
             let path = escape_line(&f.path);
             for (sign, v) in [('-', &f.before), ('+', &f.after)] {
                 if let Some(v) = v {
-                    let v = crate::jsjson::to_string_compact(v);
+                    let v = crate::js::jsjson::to_string_compact(v);
                     s.push_str(&format!("    {sign} {path}: {}\n", escape_line(&v)));
                 }
             }

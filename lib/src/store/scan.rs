@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::file_text::FileText;
 use super::normalize::{normalize_entry, EntryVerdict};
 use super::{read_store_text, StoreError, StoreText};
-use crate::jsjson::{self, apply_js_key_order, is_array_index};
+use crate::js::jsjson::{self, apply_js_key_order, is_array_index};
 
 /// The raw entries of a store, in JavaScript key order, duplicates resolved as
 /// `JSON.parse` does (last value at the first key's position).

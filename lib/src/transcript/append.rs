@@ -17,9 +17,9 @@ use thiserror::Error;
 
 use super::entry::{is_canonical, js_trim};
 use super::reader::scan_lines;
-use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
-use crate::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
+use crate::fs::data_file::DataPath;
+use crate::transcript::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
 
 /// Linear files up to this size are upgraded before an append; larger ones get a raw row.
 pub const SESSION_MANAGER_APPEND_MAX_BYTES: u64 = 8 * 1024 * 1024;
@@ -43,11 +43,11 @@ pub enum AppendError {
     BadMessage,
     /// The linear-file upgrade could not be written.
     #[error(transparent)]
-    Rewrite(#[from] crate::atomic_file::AtomicWriteError),
+    Rewrite(#[from] crate::fs::atomic_file::AtomicWriteError),
     /// The transcript's path cannot be used (a link on its way, not a regular file) or
     /// the system refused to open it.
     #[error(transparent)]
-    Unusable(#[from] crate::data_file::DataFileError),
+    Unusable(#[from] crate::fs::data_file::DataFileError),
 }
 
 impl ExitCode for AppendError {
@@ -90,7 +90,7 @@ fn norm_id(v: Option<&Value>) -> Option<String> {
 
 /// Classifies one (trimmed, non-empty) line.
 pub fn line_info(line: &str) -> LineInfo {
-    let Ok(parsed) = crate::jsjson::parse_value(line) else {
+    let Ok(parsed) = crate::js::jsjson::parse_value(line) else {
         return LineInfo::default();
     };
     let obj = match &parsed {
@@ -171,7 +171,7 @@ pub fn line_info(line: &str) -> LineInfo {
 /// Opens a transcript for a scan, as an I/O error when it cannot be used.
 fn open_data(path: &DataPath) -> io::Result<File> {
     path.open_read()
-        .map(crate::data_file::DataFile::into_file)
+        .map(crate::fs::data_file::DataFile::into_file)
         .map_err(|e| match e {
             e if e.is_not_found() => io::Error::new(io::ErrorKind::NotFound, e.to_string()),
             e => io::Error::other(e.to_string()),
@@ -436,7 +436,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
         if js_trim(line).is_empty() {
             continue;
         }
-        let Ok(mut v) = crate::jsjson::parse_value(line) else {
+        let Ok(mut v) = crate::js::jsjson::parse_value(line) else {
             out.push(line.to_string());
             continue;
         };
@@ -446,7 +446,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
         };
         if o.get("type").and_then(Value::as_str) == Some("session") {
             o.insert("version".into(), json!(3));
-            out.push(crate::jsjson::to_string_compact(&v));
+            out.push(crate::js::jsjson::to_string_compact(&v));
             continue;
         }
         let id = norm_id(o.get("id")).unwrap_or_else(|| {
@@ -462,7 +462,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
         }
         prev = Some(id.clone());
         leaf = Some(id);
-        out.push(crate::jsjson::to_string_compact(&v));
+        out.push(crate::js::jsjson::to_string_compact(&v));
     }
     let mut bytes = out.join("\n").into_bytes();
     if !out.is_empty() {
@@ -532,7 +532,7 @@ fn find_by_idempotency_key(path: &DataPath, key: &str) -> io::Result<Option<Stri
     };
     let mut found = None;
     for_each_line_reverse(&file, |line| {
-        let Ok(v) = crate::jsjson::parse_value(line) else {
+        let Ok(v) = crate::js::jsjson::parse_value(line) else {
             return true;
         };
         let Some(m) = v.get("message") else {
@@ -590,11 +590,11 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         header_created = true;
         if !req.dry_run {
             let (dir, name) = data.create_parent(0o700)?;
-            let header = crate::lifecycle::transcript_header(
+            let header = crate::store::lifecycle::transcript_header(
                 &req.session_id
                     .clone()
                     .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
-                crate::clock::system_now_ms(),
+                crate::js::clock::system_now_ms(),
                 Path::new(&req.cwd),
             );
             let mut f = if meta.is_none() {
@@ -643,7 +643,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         let (bytes, l) = linear_to_parent_linked(&content);
         if !req.dry_run {
             // Kept at its mode: the gateway writes the upgrade over the file.
-            crate::atomic_file::replace_data_file(data, &bytes, data.mode_or(0o600))?;
+            crate::fs::atomic_file::replace_data_file(data, &bytes, data.mode_or(0o600))?;
         }
         upgraded = true;
         leaf = LeafInfo {
@@ -662,7 +662,10 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
             leaf.leaf_id.clone().map_or(Value::Null, Value::String),
         );
     }
-    entry.insert("timestamp".into(), json!(crate::clock::iso_ms(req.now_ms)));
+    entry.insert(
+        "timestamp".into(),
+        json!(crate::js::clock::iso_ms(req.now_ms)),
+    );
     entry.insert("message".into(), req.message.clone());
     if leaf.side && is_transcript_only_assistant(&req.message) {
         entry.insert("appendMode".into(), json!("side"));
@@ -682,7 +685,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
         if newline {
             line.push('\n');
         }
-        line.push_str(&crate::jsjson::to_string_compact(&entry));
+        line.push_str(&crate::js::jsjson::to_string_compact(&entry));
         line.push('\n');
         if let Err(e) = f.write_all(line.as_bytes()).and_then(|()| f.sync_all()) {
             // A partial write (ENOSPC, EFBIG) must not leave a torn line: the write lock is

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::entry::{is_canonical_type, js_trim, parse_date_ms};
 use super::partial::{partial_deserialize, visit_object, Skip};
 use super::reader::{scan_lines, ReadError};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 /// How serious a finding is; any `Error` makes `check` exit 65.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -426,7 +426,7 @@ fn scan_line<R>(raw: &[u8], terminated: bool, f: impl FnOnce(Scanned<'_>) -> R) 
         return None;
     }
     // A line that may hold a reserved code point is read whole, as `JSON.parse` reads it.
-    let partial = if crate::jsjson::may_hold_reserved(&text) {
+    let partial = if crate::js::jsjson::may_hold_reserved(&text) {
         Err(())
     } else {
         serde_json::from_str::<RowScan>(&text).map_err(|_| ())
@@ -434,7 +434,7 @@ fn scan_line<R>(raw: &[u8], terminated: bool, f: impl FnOnce(Scanned<'_>) -> R) 
     Some(match partial {
         Ok(RowScan(Some(r))) => f(Scanned::Row(r)),
         Ok(RowScan(None)) => f(Scanned::NotObject),
-        Err(_) => match crate::jsjson::parse_value(&text) {
+        Err(_) => match crate::js::jsjson::parse_value(&text) {
             Ok(v) => match RowScan::deserialize(&v) {
                 Ok(RowScan(Some(r))) => f(Scanned::Row(r)),
                 Ok(RowScan(None)) => f(Scanned::NotObject),
@@ -1152,7 +1152,7 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
             blank += 1;
             return true;
         }
-        let parsed: Result<Value, _> = crate::jsjson::parse_value(&text);
+        let parsed: Result<Value, _> = crate::js::jsjson::parse_value(&text);
         let v = match parsed {
             Ok(v) => v,
             Err(e) => {

@@ -13,13 +13,13 @@ use thiserror::Error;
 use super::check::{check_file, Finding, Severity};
 use super::locks;
 use super::reader::ReadError;
-use crate::context::StateContext;
-use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
-use crate::live_gateway::GatewayOwner;
+use crate::fs::data_file::DataPath;
+use crate::install::context::StateContext;
+use crate::install::live_gateway::GatewayOwner;
+use crate::install::targets::StoreTarget;
 use crate::store::{SessionStore, StoreError};
-use crate::targets::StoreTarget;
-use crate::write_lock::{self, WriteLockError, WriteLockSettings};
+use crate::transcript::write_lock::{self, WriteLockError, WriteLockSettings};
 
 /// Why the pass could not run (a finding is not an error: it is reported).
 #[derive(Debug, Error)]
@@ -105,7 +105,7 @@ pub fn check_store(
     let live = || live.get_or_init(|| ctx.live_gateway()).clone();
     let mut findings: Vec<Finding> = Vec::new();
     let store = SessionStore::load(&target.store_path, Default::default())?;
-    let resolver = crate::session_ops::resolver_for(ctx, target);
+    let resolver = crate::ops::session_ops::resolver_for(ctx, target);
     let dir = resolver.sessions_dir().to_path_buf();
     let mut referenced: Vec<DataPath> = Vec::new();
     for (key, entry) in store.entries() {
@@ -161,7 +161,7 @@ pub fn check_store(
     let mut names: Vec<PathBuf> = Vec::new();
     let mut others: Vec<(PathBuf, &str)> = Vec::new();
     for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        if !crate::artifact::is_primary_transcript(&e.file_name().to_string_lossy()) {
+        if !crate::session::artifact::is_primary_transcript(&e.file_name().to_string_lossy()) {
             continue;
         }
         match e.file_type() {

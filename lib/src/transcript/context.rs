@@ -239,7 +239,7 @@ pub fn bash_execution_text(m: &Value) -> String {
     let s = |k: &str| match m.get(k) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => "undefined".to_string(),
-        Some(v) => crate::jsjson::to_string_compact(v),
+        Some(v) => crate::js::jsjson::to_string_compact(v),
     };
     let mut text = format!("Ran `{}`\n", s("command"));
     let output = m.get("output");
@@ -254,7 +254,7 @@ pub fn bash_execution_text(m: &Value) -> String {
         if code.as_f64() != Some(0.0) {
             text.push_str(&format!(
                 "\n\nCommand exited with code {}",
-                crate::jsjson::to_string_compact(code)
+                crate::js::jsjson::to_string_compact(code)
             ));
         }
     }
@@ -272,7 +272,7 @@ pub fn bash_execution_text(m: &Value) -> String {
 fn summary_text(m: &Value) -> String {
     match m.get("summary") {
         Some(Value::String(s)) => s.clone(),
-        Some(v) => crate::jsjson::to_string_compact(v),
+        Some(v) => crate::js::jsjson::to_string_compact(v),
         None => "undefined".into(),
     }
 }
@@ -450,7 +450,7 @@ fn is_silent_json_string(text: &str) -> bool {
     if !(t.starts_with('"') && t.ends_with('"') && t.contains(SILENT_REPLY_TOKEN)) {
         return false;
     }
-    matches!(crate::jsjson::parse_value(t), Ok(Value::String(s)) if js_trim(&s) == SILENT_REPLY_TOKEN)
+    matches!(crate::js::jsjson::parse_value(t), Ok(Value::String(s)) if js_trim(&s) == SILENT_REPLY_TOKEN)
 }
 
 fn is_silent_envelope(text: &str) -> bool {
@@ -458,7 +458,7 @@ fn is_silent_envelope(text: &str) -> bool {
     if t.is_empty() || !(t.starts_with('{') && t.ends_with('}') && t.contains(SILENT_REPLY_TOKEN)) {
         return false;
     }
-    match crate::jsjson::parse_value(t) {
+    match crate::js::jsjson::parse_value(t) {
         Ok(Value::Object(o)) => {
             o.len() == 1
                 && o.get("action")
@@ -1169,7 +1169,7 @@ mod tests {
         let b = json!({"role": "user", "x": 2, "content": [{"type": "text", "text": "b"}]});
         let m = merge_users(&a, &b);
         assert_eq!(
-            crate::jsjson::to_string_compact(&m),
+            crate::js::jsjson::to_string_compact(&m),
             r#"{"role":"user","x":2,"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"timestamp":1}"#
         );
         let policy = ReplayPolicy::for_api(Some("openai-completions"), None);

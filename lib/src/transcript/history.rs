@@ -49,7 +49,7 @@ fn lower_role(v: &Value) -> String {
 
 /// Byte length of `JSON.stringify(value)`.
 pub fn json_bytes(v: &Value) -> usize {
-    crate::jsjson::to_string_compact(v).len()
+    crate::js::jsjson::to_string_compact(v).len()
 }
 
 // ---- text transforms ---------------------------------------------------------------------
@@ -543,7 +543,7 @@ fn parse_inbound_block(lines: &[&str], sentinel: &str) -> Option<Map<String, Val
         if body.is_empty() {
             return None;
         }
-        return match crate::jsjson::parse_value(body) {
+        return match crate::js::jsjson::parse_value(body) {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
         };
@@ -874,7 +874,7 @@ fn parse_text_signature_phase(v: Option<&Value>) -> Option<String> {
     if js_trim(s).is_empty() || !s.starts_with('{') {
         return None;
     }
-    let p: Value = crate::jsjson::parse_value(s).ok()?;
+    let p: Value = crate::js::jsjson::parse_value(s).ok()?;
     if p.get("v").and_then(Value::as_f64) != Some(1.0) {
         return None;
     }
@@ -1349,7 +1349,7 @@ fn project_sessions_send(messages: Vec<Value>) -> Vec<Value> {
                 .or_else(|| prompt_prefix_field(&text, "sourceSession"));
             let agent = source_key
                 .as_deref()
-                .and_then(crate::session_key::parse_agent_session_key)
+                .and_then(crate::session::session_key::parse_agent_session_key)
                 .map(|k| k.agent_id);
             let label = match agent {
                 Some(a) => format!("Forwarded from {a}"),
@@ -1844,7 +1844,7 @@ fn tool_block_name(b: &Map<String, Value>) -> Option<String> {
 
 fn maybe_record(v: Option<&Value>) -> Option<Map<String, Value>> {
     match v? {
-        Value::String(s) => match crate::jsjson::parse_value(s) {
+        Value::String(s) => match crate::js::jsjson::parse_value(s) {
             Ok(Value::Object(o)) => Some(o),
             _ => None,
         },
@@ -2224,7 +2224,7 @@ fn flush_selected(pending: &mut Vec<PendingReply>, next: &mut Vec<Value>, select
 
 // Canvas previews.
 fn canvas_preview(text: Option<&str>) -> Option<Value> {
-    let rec: Map<String, Value> = match crate::jsjson::parse_value(text?) {
+    let rec: Map<String, Value> = match crate::js::jsjson::parse_value(text?) {
         Ok(Value::Object(o)) => o,
         _ => return None,
     };

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::write_lock::LockInspection;
+use crate::transcript::write_lock::LockInspection;
 
 /// The lock file of a transcript: `<realpath(dirname)>/<basename>.lock`.
 pub fn lock_path_for(transcript: &Path) -> PathBuf {

@@ -201,7 +201,7 @@ pub fn serialize_like_session_manager(index: &SessionIndex, now_ms: i64) -> Vec<
     }
     let mut out = Vec::new();
     for v in rows {
-        out.extend_from_slice(crate::jsjson::to_string_compact(v).as_bytes());
+        out.extend_from_slice(crate::js::jsjson::to_string_compact(v).as_bytes());
         out.push(b'\n');
     }
     if persisted_leaf != index.leaf_id || persisted_append != index.append_parent_id {
@@ -214,7 +214,7 @@ pub fn serialize_like_session_manager(index: &SessionIndex, now_ms: i64) -> Vec<
             "parentId".into(),
             raw_tail.map_or(Value::Null, Value::String),
         );
-        leaf.insert("timestamp".into(), json!(crate::clock::iso_ms(now_ms)));
+        leaf.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
         leaf.insert(
             "targetId".into(),
             index.leaf_id.clone().map_or(Value::Null, Value::String),
@@ -228,7 +228,9 @@ pub fn serialize_like_session_manager(index: &SessionIndex, now_ms: i64) -> Vec<
                     .map_or(Value::Null, Value::String),
             );
         }
-        out.extend_from_slice(crate::jsjson::to_string_compact(&Value::Object(leaf)).as_bytes());
+        out.extend_from_slice(
+            crate::js::jsjson::to_string_compact(&Value::Object(leaf)).as_bytes(),
+        );
         out.push(b'\n');
     }
     out
@@ -287,7 +289,7 @@ mod tests {
         });
         assert!(r.migrated);
         assert_eq!(
-            crate::jsjson::to_string_compact(&rows[0]),
+            crate::js::jsjson::to_string_compact(&rows[0]),
             r#"{"type":"session","id":"s","timestamp":"t","cwd":"/","version":3}"#
         );
         assert_eq!(rows[2]["message"]["role"], "custom");

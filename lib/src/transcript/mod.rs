@@ -5,6 +5,8 @@
 //! One concept per module; the `claw-transcript` binary only parses arguments, calls in
 //! here and prints.
 
+pub mod write_lock;
+
 pub mod append;
 pub mod check;
 pub mod check_all;

@@ -382,7 +382,7 @@ partial_deserialize!(TreeFields, "a transcript record",
         names[6] = "message";
         visit_object(a, &names, |i, a| {
             if i < 6 {
-                t.fields[i] = Some(a.next_value_seed(crate::jsjson::ValueSeed::at(1))?);
+                t.fields[i] = Some(a.next_value_seed(crate::js::jsjson::ValueSeed::at(1))?);
             } else {
                 t.message_truthy = a.next_value::<Truthy>()?.0;
             }
@@ -399,7 +399,7 @@ pub struct NeedsFullParse;
 
 /// [`TreeFields`] of one line, when the line is JSON (`None`: not JSON).
 pub fn tree_fields(line: &str) -> Result<Option<TreeFields>, NeedsFullParse> {
-    match crate::jsjson::parse_as::<TreeFields>(line) {
+    match crate::js::jsjson::parse_as::<TreeFields>(line) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.is_data() => Err(NeedsFullParse),
         Err(_) => Ok(None),
@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn tree_fields_accept_exactly_what_value_accepts() {
         for line in tricky_lines() {
-            let full = crate::jsjson::parse_value(&line);
+            let full = crate::js::jsjson::parse_value(&line);
             match tree_fields(&line) {
                 Err(NeedsFullParse) => assert!(line.contains(RAW_VALUE_TOKEN), "{line}"),
                 Ok(None) => assert!(full.is_err(), "{line}: partial rejects, full accepts"),

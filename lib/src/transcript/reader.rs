@@ -14,8 +14,8 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::entry::{js_trim, js_trim_end, js_trim_start, Row};
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
+use crate::fs::data_file::{DataFileError, DataPath};
 
 /// A transcript that could not be read at all.
 #[derive(Debug, Error)]
@@ -212,9 +212,9 @@ pub fn decode_line(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// Parses one line as `JSON.parse` would (JSON white space around the value allowed; lone
-/// surrogates and out-of-range numbers read as [`crate::jsjson::parse_value`] reads them).
+/// surrogates and out-of-range numbers read as [`crate::js::jsjson::parse_value`] reads them).
 pub fn parse_json_line(text: &str) -> Result<Value, serde_json::Error> {
-    crate::jsjson::parse_value(text)
+    crate::js::jsjson::parse_value(text)
 }
 
 /// Reads a whole transcript file with the tolerant reader.

@@ -239,7 +239,7 @@ fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Val
         if js_trim(line).is_empty() {
             continue;
         }
-        let Ok(entry) = crate::jsjson::parse_value(line) else {
+        let Ok(entry) = crate::js::jsjson::parse_value(line) else {
             report.dropped_lines += 1;
             report.dropped_line_numbers.push(*number);
             continue;
@@ -419,7 +419,7 @@ fn synthetic(
     if let Some(p) = parent.get("id").and_then(Value::as_str) {
         e.insert("parentId".into(), json!(p));
     }
-    e.insert("timestamp".into(), json!(crate::clock::iso_ms(now_ms)));
+    e.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
     e.insert(
         "message".into(),
         json!({
@@ -576,7 +576,7 @@ pub fn repair_content(
         if i > 0 {
             out.push(b'\n');
         }
-        out.extend_from_slice(crate::jsjson::to_string_compact(e).as_bytes());
+        out.extend_from_slice(crate::js::jsjson::to_string_compact(e).as_bytes());
     }
     out.push(b'\n');
     RepairOutcome {
@@ -624,7 +624,7 @@ pub fn recover_header(
         .cloned();
     let header_found = found.is_some();
     let header = found.unwrap_or_else(|| {
-        json!({"type": "session", "version": 3, "id": session_id, "timestamp": crate::clock::iso_ms(now_ms), "cwd": cwd})
+        json!({"type": "session", "version": 3, "id": session_id, "timestamp": crate::js::clock::iso_ms(now_ms), "cwd": cwd})
     });
     let mut recovered = vec![header];
     recovered.extend(rows.into_iter().filter(|v| type_of(v) != Some("session")));
@@ -635,7 +635,7 @@ pub fn recover_header(
     let index = SessionIndex::build(recovered);
     let bytes = serialize_like_session_manager(&index, now_ms);
     let hex = &uuid::Uuid::new_v4().simple().to_string()[..8];
-    let ts = crate::clock::iso_ms(now_ms).replace([':', '.'], "-");
+    let ts = crate::js::clock::iso_ms(now_ms).replace([':', '.'], "-");
     Some(HeaderRecovery {
         bytes,
         header_found,
@@ -652,7 +652,8 @@ pub fn torn_tail_keep_len(content: &[u8]) -> Option<usize> {
     }
     let start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
     let tail = String::from_utf8_lossy(&content[start..]);
-    if js_trim(&tail).is_empty() || crate::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
+    if js_trim(&tail).is_empty()
+        || crate::js::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
     {
         return None;
     }

@@ -1,6 +1,6 @@
 //! What a `SESSION` argument names: a session key (resolved through the store), a
 //! sessionId, or a path to a `.jsonl` file. Ids and `sessionFile`s from the store go through
-//! [`TranscriptResolver`](crate::transcript_path::TranscriptResolver), which refuses escapes.
+//! [`TranscriptResolver`](crate::store::transcript_path::TranscriptResolver), which refuses escapes.
 //!
 //! An argument is read as the `sessions_history` tool reads its `sessionKey`
 //! (`transcript.md` §3.1): one that looks like a key (`main`, `global`, `agent:…`, `cron:…`,
@@ -14,19 +14,19 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::context::StateContext;
-use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
-use crate::lifecycle::MatchedBy;
-use crate::session_key::{
+use crate::fs::data_file::DataPath;
+use crate::install::context::StateContext;
+use crate::install::targets::{resolve_targets, StoreTarget, TargetSelection};
+use crate::ops::session_ops::{self, OpsError};
+use crate::session::session_key::{
     canonicalize_main_alias, is_acp_key, normalize_agent_id, normalize_main_key,
     normalize_session_key, parse_agent_session_key, resolve_store_key, KeyContext,
 };
-use crate::session_ops::{self, OpsError};
+use crate::store::lifecycle::MatchedBy;
+use crate::store::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 use crate::store::{LoadOptions, SessionStore};
-use crate::targets::{resolve_targets, StoreTarget, TargetSelection};
 use crate::transcript::entry::js_trim;
-use crate::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 
 pub use crate::agent_db::events::CopyScope;
 
@@ -168,7 +168,7 @@ pub fn resolve_scoped(
     scope: CopyScope,
 ) -> Result<SessionRef, SessionError> {
     if looks_like_path(arg) {
-        let path = crate::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
+        let path = crate::install::paths::absolutize(std::path::Path::new(arg), ctx.env.cwd());
         // A path typed by the user is followed as given, once (like `cat` would), and must
         // be a regular file: a FIFO or a device is never read.
         let file = DataPath::given(&path);

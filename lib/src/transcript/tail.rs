@@ -18,7 +18,7 @@ use super::entry::{js_slice_prefix, js_trim};
 use super::history::{self, ChatHistory};
 use super::reader::{scan_lines, ReadError};
 use super::tree::{scan_tree, select_path, ScanTree};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 
 /// Lines longer than this many bytes are not parsed: a placeholder stands in.
 pub const MAX_PARSE_LINE_BYTES: usize = 256 * 1024;
@@ -124,7 +124,7 @@ fn extract_string_field(prefix: &str, field: &str) -> Option<String> {
     let (s, _, _) = field_res(field);
     let c = s.captures(prefix)?;
     let raw = c.get(1)?.as_str();
-    match crate::jsjson::parse_value(&format!("\"{raw}\"")) {
+    match crate::js::jsjson::parse_value(&format!("\"{raw}\"")) {
         Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
         _ => None,
     }
@@ -221,7 +221,7 @@ fn extract_idempotency_suffix(source: &str) -> Option<String> {
         }
         let rest = &source[search..];
         if let Some(c) = IDEMPOTENCY_VALUE.captures(rest) {
-            return match crate::jsjson::parse_value(&format!("\"{}\"", &c[1])) {
+            return match crate::js::jsjson::parse_value(&format!("\"{}\"", &c[1])) {
                 Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
                 _ => None,
             };
@@ -235,7 +235,7 @@ pub fn parse_tail_record(line: &str) -> Option<Value> {
     if line.len() > MAX_PARSE_LINE_BYTES {
         return Some(oversized_record(line, true));
     }
-    match crate::jsjson::parse_value(line) {
+    match crate::js::jsjson::parse_value(line) {
         Ok(v @ Value::Object(_)) => Some(v),
         _ => None,
     }
@@ -661,7 +661,7 @@ impl IndexScan {
             let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
                 oversized_record(&text, false)
             } else {
-                match crate::jsjson::parse_value(&text) {
+                match crate::js::jsjson::parse_value(&text) {
                     Ok(v @ Value::Object(_)) => v,
                     _ => return true,
                 }
@@ -755,7 +755,7 @@ pub fn indexed_message(file: &File, e: &IndexedEntry, now_ms: i64) -> io::Result
     let rec = if e.len > MAX_PARSE_LINE_BYTES {
         oversized_record(&text, false)
     } else {
-        match crate::jsjson::parse_value(&text) {
+        match crate::js::jsjson::parse_value(&text) {
             Ok(v) => v,
             Err(_) => return Ok(None),
         }
@@ -1129,7 +1129,7 @@ impl Follower {
         on_row: &mut dyn FnMut(Value, u64),
         on_event: &mut dyn FnMut(FollowEvent),
     ) -> io::Result<bool> {
-        let unusable = |e: crate::data_file::DataFileError| io::Error::other(e.to_string());
+        let unusable = |e: crate::fs::data_file::DataFileError| io::Error::other(e.to_string());
         let meta = match self.path.facts().map_err(unusable)? {
             Some(m) => m,
             None => {

@@ -69,7 +69,7 @@ pub fn estimate_tokens(message: &Value) -> u64 {
                             chars += str_len(b.get("name"));
                             chars += match b.get("arguments") {
                                 None => 9, // JSON.stringify(undefined) ?? "undefined"
-                                Some(a) => js_len(&crate::jsjson::to_string_compact(a)),
+                                Some(a) => js_len(&crate::js::jsjson::to_string_compact(a)),
                             };
                         }
                         _ => {}

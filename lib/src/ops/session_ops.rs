@@ -8,18 +8,18 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::artifact::ArchiveReason;
-use crate::context::StateContext;
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
-use crate::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::install::context::StateContext;
+use crate::install::targets::{store_path_for_agent, StoreTarget, TargetError};
 use crate::maintenance::store_pass::{PassMode, StoreFacts};
-use crate::session_key::{parse_agent_session_key, resolve_store_key};
+use crate::session::artifact::ArchiveReason;
+use crate::session::session_key::{parse_agent_session_key, resolve_store_key};
+use crate::store::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
+use crate::store::transcript_path::TranscriptResolver;
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
-use crate::store_lock::{LockWait, StoreLock, StoreLockError};
-use crate::targets::{store_path_for_agent, StoreTarget, TargetError};
-use crate::transcript_path::TranscriptResolver;
-use crate::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
+use crate::transcript::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
 
 /// Why an operation failed; nothing was written unless the message says so.
 #[derive(Debug, Error)]
@@ -52,7 +52,7 @@ pub enum OpsError {
     #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to write offline anyway")]
     LiveGateway {
         /// The running gateway.
-        owner: crate::live_gateway::GatewayOwner,
+        owner: crate::install::live_gateway::GatewayOwner,
         /// The state directory.
         state_dir: PathBuf,
     },
@@ -62,7 +62,7 @@ pub enum OpsError {
         /// The entry.
         key: String,
         /// Where the transcript is, and its counterpart here.
-        foreign: crate::transcript_path::ForeignTranscript,
+        foreign: crate::store::transcript_path::ForeignTranscript,
     },
     /// The operation needs exactly one store.
     #[error("this command works on one store; use --agent or --store instead of --all-agents")]
@@ -195,7 +195,7 @@ pub struct ShownEntry {
     /// When the transcript lies outside the state dir being worked on (an absolute
     /// `sessionFile` into a moved or restored state dir's old place): where, and its
     /// counterpart here.
-    pub transcript_foreign: Option<crate::transcript_path::ForeignTranscript>,
+    pub transcript_foreign: Option<crate::store::transcript_path::ForeignTranscript>,
     /// The agent database the entry and its transcript come from (the 2026.8+ layout);
     /// `transcript` is then a private decoded copy of its `transcript_events`.
     pub agent_db: Option<std::path::PathBuf>,
@@ -371,7 +371,7 @@ pub fn patch_many(
     let mut entries_examined = 0;
     for (si, store) in stores.iter().enumerate() {
         let mut finder = lifecycle::KeyFinder::new(store, &key_ctx);
-        let mut seen: crate::fx_hash::FxHashSet<String> = Default::default();
+        let mut seen: crate::fs::fx_hash::FxHashSet<String> = Default::default();
         for (ri, r) in requests.iter().enumerate() {
             if of_request[ri] != si {
                 continue;
@@ -384,7 +384,7 @@ pub fn patch_many(
             let before = store.entry(&key).cloned().unwrap_or_default();
             let mut value = Value::Object(before.clone());
             lifecycle::merge_patch(&mut value, &merge);
-            crate::jsjson::apply_js_key_order(&mut value);
+            crate::js::jsjson::apply_js_key_order(&mut value);
             lifecycle::validate_patched_entry(&key, &value)?;
             let after = value.as_object().cloned().unwrap_or_default();
             entries.push((
@@ -506,7 +506,7 @@ fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
 fn lock_transcripts(
     ctx: &StateContext,
     files: &[DataPath],
-) -> Result<Vec<crate::write_lock::WriteLockGuard>, OpsError> {
+) -> Result<Vec<crate::transcript::write_lock::WriteLockGuard>, OpsError> {
     let settings = lock_settings(ctx);
     let mut guards = Vec::new();
     for f in files.iter().filter(|f| f.is_file()) {
@@ -549,7 +549,7 @@ pub fn reset(
         .map(|k| k.agent_id)
         .unwrap_or_else(|| target.agent_id.clone());
     let selection = lifecycle::preserved_selection(current.as_ref());
-    let model = crate::listing::resolve_model_ref(
+    let model = crate::store::list_row::resolve_model_ref(
         &ctx.config.root,
         Some(&selection),
         &agent_for_model,
@@ -702,7 +702,7 @@ pub fn delete(
     let mut alive: Vec<Vec<bool>> = stores.iter().map(|s| vec![true; s.len()]).collect();
     for (si, store) in stores.iter().enumerate() {
         let facts = store.facts();
-        let position: crate::fx_hash::FxHashMap<&str, usize> = facts
+        let position: crate::fs::fx_hash::FxHashMap<&str, usize> = facts
             .iter()
             .enumerate()
             .map(|(i, f)| (f.key.as_str(), i))
@@ -740,7 +740,7 @@ pub fn delete(
         .map(|(ri, r, i)| (of_request[ri], r, i))
         .collect();
     // The transcripts stay where another entry left in the store shares the sessionId.
-    let session_ids_left: Vec<crate::fx_hash::FxHashSet<&str>> = stores
+    let session_ids_left: Vec<crate::fs::fx_hash::FxHashSet<&str>> = stores
         .iter()
         .zip(&alive)
         .map(|(s, alive)| {
@@ -787,7 +787,7 @@ pub fn delete(
         .iter()
         .map(|p| {
             parse_agent_session_key(&p.2)
-                .map(|k| crate::session_key::normalize_agent_id(&k.agent_id))
+                .map(|k| crate::session::session_key::normalize_agent_id(&k.agent_id))
                 .unwrap_or_else(|| targets[p.0].agent_id.clone())
         })
         .collect();
@@ -813,7 +813,7 @@ pub fn delete(
             if opts.dry_run {
                 ctx.now_ms
             } else {
-                crate::clock::system_now_ms()
+                crate::js::clock::system_now_ms()
             }
         };
         let archived = lifecycle::archive_transcripts(
@@ -952,9 +952,9 @@ pub struct ResolveOutcome {
     /// The entry.
     pub entry: Map<String, Value>,
     /// The policy applied.
-    pub policy: crate::freshness::ResetPolicy,
+    pub policy: crate::session::freshness::ResetPolicy,
     /// The verdict.
-    pub freshness: crate::freshness::Freshness,
+    pub freshness: crate::session::freshness::Freshness,
     /// Why the policy was not applied, when it was not: `cliSessionBinding` (the entry's
     /// provider owns a CLI session and no policy is configured: always fresh).
     pub exemption: Option<&'static str>,
@@ -969,16 +969,17 @@ pub fn read_header(path: &DataPath) -> Option<Value> {
         .take(1 << 20)
         .read_line(&mut line)
         .ok()?;
-    crate::jsjson::parse_value(line.trim()).ok()
+    crate::js::jsjson::parse_value(line.trim()).ok()
 }
 
 /// `resolve KEY`: freshness of the entry at `ctx.now_ms`.
 pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsError> {
     let shown = show(ctx, request)?;
     let key = shown.matched.store_key.clone();
-    let reset_type = crate::freshness::reset_type_for_key(&key);
-    let channel = crate::freshness::reset_channel_for_entry(&shown.entry);
-    let policy = crate::freshness::resolve_reset_policy(ctx.config.session(), reset_type, channel);
+    let reset_type = crate::session::freshness::reset_type_for_key(&key);
+    let channel = crate::session::freshness::reset_channel_for_entry(&shown.entry);
+    let policy =
+        crate::session::freshness::resolve_reset_policy(ctx.config.session(), reset_type, channel);
     let session_id = shown
         .entry
         .get("sessionId")
@@ -990,19 +991,19 @@ pub fn resolve(ctx: &StateContext, request: &str) -> Result<ResolveOutcome, OpsE
         .ok()
         .and_then(read_header)
         .and_then(|h| {
-            crate::freshness::session_header_started_at_ms(&h, session_id, &chrono::Local)
+            crate::session::freshness::session_header_started_at_ms(&h, session_id, &chrono::Local)
         });
     // As the gateway: `skipImplicitExpiry ? { fresh: true } : evaluateSessionFreshness(…)`.
-    let exemption =
-        crate::freshness::cli_binding_exempt(&shown.entry, &policy).then_some("cliSessionBinding");
+    let exemption = crate::session::freshness::cli_binding_exempt(&shown.entry, &policy)
+        .then_some("cliSessionBinding");
     let freshness = match exemption {
-        Some(_) => crate::freshness::Freshness {
+        Some(_) => crate::session::freshness::Freshness {
             fresh: true,
             daily_reset_at: None,
             idle_expires_at: None,
             stale_reason: None,
         },
-        None => crate::freshness::evaluate_freshness(
+        None => crate::session::freshness::evaluate_freshness(
             &shown.entry,
             header_ts,
             &policy,
@@ -1037,7 +1038,7 @@ fn find_in(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session_list::tests::{context, store_text, Rng};
+    use crate::store::session_list::tests::{context, store_text, Rng};
 
     /// A batch delete writes the store byte for byte as loading it whole, removing the
     /// keys one by one and saving does (the gateway's delete), on generated stores with

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::clock::{archive_timestamp, is_archive_timestamp_shape, parse_archive_timestamp};
+use crate::js::clock::{archive_timestamp, is_archive_timestamp_shape, parse_archive_timestamp};
 
 /// Why a transcript was archived; the reason marker in `<name>.<reason>.<ts>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

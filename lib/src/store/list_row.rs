@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::session_key::{
+use crate::session::session_key::{
     cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, parse_agent_session_key,
 };
 use crate::store::entry_fields::EntryView;
@@ -630,14 +630,16 @@ fn default_model_for_agent(cfg: &Value, agent_id: &str) -> ModelRef {
     if let Some(Value::Object(providers)) = cfg_path(cfg, &["models", "providers"]) {
         let has_default = providers
             .get(DEFAULT_PROVIDER)
-            .is_some_and(crate::session_key::js_truthy);
+            .is_some_and(crate::session::session_key::js_truthy);
         if !has_default {
             for (provider, pc) in providers {
                 let first = match field(Some(pc), "models") {
                     Some(Value::Array(models)) => models.first(),
                     _ => None,
                 };
-                if let Some(id) = field(first, "id").filter(|v| crate::session_key::js_truthy(v)) {
+                if let Some(id) =
+                    field(first, "id").filter(|v| crate::session::session_key::js_truthy(v))
+                {
                     let model = id
                         .as_str()
                         .map(str::to_string)
@@ -810,7 +812,7 @@ fn agent_model_entry_policy<'a>(
             };
             let policy = field(Some(entry), "agentRuntime");
             if !hit
-                || !crate::session_key::js_truthy(policy.unwrap_or(&Value::Null))
+                || !crate::session::session_key::js_truthy(policy.unwrap_or(&Value::Null))
                 || !has_runtime_policy(policy)
             {
                 continue;
@@ -853,7 +855,7 @@ fn provider_config<'a>(cfg: &'a Value, provider: Option<&str>) -> Option<&'a Val
     let provider = provider.filter(|p| !js_trim(p).is_empty())?;
     if let Some(direct) = providers
         .get(provider)
-        .filter(|v| crate::session_key::js_truthy(v))
+        .filter(|v| crate::session::session_key::js_truthy(v))
     {
         return Some(direct);
     }
@@ -929,7 +931,7 @@ fn provider_config_exact_or_normalized<'a>(cfg: &'a Value, id: &str) -> Option<&
     };
     if let Some(direct) = providers
         .get(id)
-        .filter(|v| crate::session_key::js_truthy(v))
+        .filter(|v| crate::session::session_key::js_truthy(v))
     {
         return Some(direct);
     }
@@ -1408,7 +1410,7 @@ mod tests {
     #[test]
     #[ignore]
     fn peer_differential() {
-        use crate::jsjson::{apply_js_key_order, to_string_compact, to_string_pretty};
+        use crate::js::jsjson::{apply_js_key_order, to_string_compact, to_string_pretty};
         use crate::store::normalize::{
             normalize_entry, normalize_entry_fields_with_holes, normalize_entry_with_holes,
             EntryVerdict, Holes,
@@ -1527,7 +1529,7 @@ mod tests {
             } else {
                 Value::Null
             };
-            let target = crate::session_key::normalize_agent_id(
+            let target = crate::session::session_key::normalize_agent_id(
                 agent_list(&config)
                     .iter()
                     .find(|a| field(Some(a), "default") == Some(&Value::Bool(true)))

@@ -1,5 +1,5 @@
 //! `claw-sessions doctor`: one health check of a state directory, one exit code (0
-//! healthy, 1 findings, 65 damaged; [`crate::finding_report::exit_code`]).
+//! healthy, 1 findings, 65 damaged; [`crate::report::finding_report::exit_code`]).
 //!
 //! Each section adds [`Finding`]s in `check`'s form; nothing is written, and no section
 //! stops another (one that cannot run is itself a finding). Per store: the store parses
@@ -12,13 +12,13 @@
 
 use std::path::Path;
 
-use crate::context::StateContext;
+use crate::install::context::StateContext;
+use crate::install::targets::StoreTarget;
 use crate::maintenance::{self, config::MaintenanceConfig, journal, removal_journal};
 use crate::signals::db::{check_touched_tables, StateDb};
 use crate::signals::generation::HostSchema;
+use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::{LoadOptions, SessionStore};
-use crate::store_lock::{LockWait, StoreLock, StoreLockError};
-use crate::targets::StoreTarget;
 use crate::transcript::check::{Finding, Severity};
 use crate::transcript::check_all;
 

@@ -9,14 +9,16 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::artifact::{archive_name_suffix, trajectory_sidecars, ArchiveReason};
-use crate::clock::iso_ms;
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
-use crate::session_key::{is_subagent_key, normalize_session_key, resolve_store_key, KeyContext};
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::js::clock::iso_ms;
+use crate::session::artifact::{archive_name_suffix, trajectory_sidecars, ArchiveReason};
+use crate::session::session_key::{
+    is_subagent_key, normalize_session_key, resolve_store_key, KeyContext,
+};
 use crate::store::normalize::{normalize_entry, EntryVerdict};
+use crate::store::transcript_path::{generated_session_id_of, TranscriptResolver};
 use crate::store::SessionStore;
-use crate::transcript_path::{generated_session_id_of, TranscriptResolver};
 
 /// A lifecycle operation that cannot proceed.
 #[derive(Debug, Error)]
@@ -138,7 +140,7 @@ pub struct KeyFinder<'a> {
     ctx: &'a KeyContext,
     /// Every entry as the lookups see it: key, updatedAt (0 unless a number), sessionId.
     entries: Vec<(&'a str, f64, Option<&'a str>)>,
-    by_key: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+    by_key: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>>,
     index: Option<FallbackIndex<'a>>,
     visits: usize,
 }
@@ -147,9 +149,9 @@ pub struct KeyFinder<'a> {
 struct FallbackIndex<'a> {
     /// `normalize_session_key(k)` and `resolve_store_key(k)` of every stored key `k` →
     /// the freshest, the first in store order on ties.
-    by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>>,
+    by_alias: crate::fs::fx_hash::FxHashMap<String, Slot<'a>>,
     /// sessionId → the freshest, the last in store order on ties (as `Iterator::max_by`).
-    by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+    by_session_id: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>>,
 }
 
 /// An entry's position in the store, its updatedAt and its key.
@@ -242,8 +244,9 @@ impl<'a> KeyFinder<'a> {
 
 impl<'a> FallbackIndex<'a> {
     fn build(entries: &[(&'a str, f64, Option<&'a str>)], ctx: &KeyContext) -> Self {
-        let mut by_alias: crate::fx_hash::FxHashMap<String, Slot<'a>> = Default::default();
-        let mut by_session_id: crate::fx_hash::FxHashMap<&'a str, Slot<'a>> = Default::default();
+        let mut by_alias: crate::fs::fx_hash::FxHashMap<String, Slot<'a>> = Default::default();
+        let mut by_session_id: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>> =
+            Default::default();
         for (i, &(k, u, id)) in entries.iter().enumerate() {
             let normalized = normalize_session_key(k);
             let resolved = resolve_store_key(k, ctx);
@@ -415,7 +418,7 @@ pub fn archive_transcripts(
                 std::io::ErrorKind::AlreadyExists,
                 format!(
                     "{TRIES} archive names from {} on are taken",
-                    crate::clock::archive_timestamp(ts)
+                    crate::js::clock::archive_timestamp(ts)
                 ),
             ))
         })?;
@@ -480,7 +483,7 @@ pub fn transcript_header(session_id: &str, now_ms: i64, cwd: &Path) -> String {
         "cwd".into(),
         Value::from(cwd.to_string_lossy().into_owned()),
     );
-    let mut line = crate::jsjson::to_string_compact(&Value::Object(h));
+    let mut line = crate::js::jsjson::to_string_compact(&Value::Object(h));
     line.push('\n');
     line
 }
@@ -492,7 +495,7 @@ pub fn reset_session_file(
     current: Option<&Map<String, Value>>,
     next_id: &str,
     resolver: &TranscriptResolver,
-) -> Result<DataPath, crate::transcript_path::TranscriptPathError> {
+) -> Result<DataPath, crate::store::transcript_path::TranscriptPathError> {
     let file = current
         .and_then(|e| e.get("sessionFile"))
         .and_then(Value::as_str);
@@ -746,7 +749,7 @@ mod tests {
             &json!({"b": {"c": null, "x": 5}, "a": 9, "e": null, "n": [1]}),
         );
         assert_eq!(
-            crate::jsjson::to_string_compact(&t),
+            crate::js::jsjson::to_string_compact(&t),
             r#"{"a":9,"b":{"d":3,"x":5},"n":[1]}"#
         );
     }

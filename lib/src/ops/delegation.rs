@@ -30,14 +30,14 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use crate::context::StateContext;
 use crate::exit::{self, ExitCode};
 use crate::gateway_rpc::{
     self, ConnectOptions, DeviceIdentity, Direction, GatewayAddress, GatewayClient, GatewayRpcError,
 };
-use crate::live_gateway::GatewayOwner;
-use crate::session_ops::{self, OpsError};
-use crate::terminal_text::escape_line;
+use crate::install::context::StateContext;
+use crate::install::live_gateway::GatewayOwner;
+use crate::ops::session_ops::{self, OpsError};
+use crate::report::terminal_text::escape_line;
 
 /// How writes reach the state dir (`--offline`, `--via-gateway`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -2,14 +2,14 @@
 //! width and coloured where colour carries meaning (kinds, severities, ages, how full a
 //! context window is).
 //!
-//! Every cell is data escaped as one line ([`crate::terminal_text::escape_line`]) when it
+//! Every cell is data escaped as one line ([`crate::report::terminal_text::escape_line`]) when it
 //! is made, so no key breaks the layout; the only controls in a rendered table are the
 //! SGR colour sequences this module adds itself (which is why a caller may write it past
 //! the last-guard escaping of terminal output). Too wide a table loses characters from its
 //! widest column first, the cut marked with `…` (as `ls`, `ps` and `systemctl` do); the
 //! rows stay whole and aligned.
 
-use crate::terminal_text::escape_line;
+use crate::report::terminal_text::escape_line;
 
 /// What a cell's colour says (after the gateway's theme: `theme.muted`, `accent`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

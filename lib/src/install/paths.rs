@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use crate::session_key::normalize_agent_id;
+use crate::session::session_key::normalize_agent_id;
 
 /// The environment variables and working directory that path resolution reads, captured
 /// once so that resolution is reproducible and testable.

@@ -1,6 +1,6 @@
 //! The gateway's byte-size grammar (`parseByteSize`): `500`, `512kb`, `10mb`, `1g` (binary units).
 
-use crate::duration::{js_round, split_decimal};
+use crate::js::duration::{js_round, split_decimal};
 use thiserror::Error;
 
 /// A byte size that does not follow the grammar.

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::session_key::{
+use crate::session::session_key::{
     chat_type_from_key, js_truthy, lower_trim, normalize_chat_type, nullish, opt_lower,
     strip_agent_prefix,
 };

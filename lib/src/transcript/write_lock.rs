@@ -20,9 +20,9 @@
 //! without unwinding (`std::process::exit`, a fatal signal) leaves its lock file behind, and
 //! the next acquirer reclaims it as `dead-pid` (its pid is gone) as the gateway would.
 
+use crate::fs::process;
+use crate::install::paths::absolutize;
 use crate::js;
-use crate::paths::absolutize;
-use crate::process;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -669,20 +669,20 @@ struct Snapshot {
 /// The largest lock payload read (the gateway writes about 150 bytes).
 const LOCK_PAYLOAD_MAX_BYTES: u64 = 64 << 10;
 
-/// A lock file's bytes, read as a data file ([`crate::data_file`]): never through a link,
+/// A lock file's bytes, read as a data file ([`crate::fs::data_file`]): never through a link,
 /// never blocking on a FIFO, at most [`LOCK_PAYLOAD_MAX_BYTES`]. What is not a regular file
 /// (or is larger) reads as no payload at all, as a garbage payload does.
 fn read_lock_bytes(lock_path: &Path) -> io::Result<Option<Vec<u8>>> {
     let (Some(dir), Some(name)) = (lock_path.parent(), lock_path.file_name()) else {
         return Ok(None);
     };
-    let Ok(file) = crate::data_file::DataPath::beneath(dir, Path::new(name)) else {
+    let Ok(file) = crate::fs::data_file::DataPath::beneath(dir, Path::new(name)) else {
         return Ok(None);
     };
     match file.read_small(LOCK_PAYLOAD_MAX_BYTES, "a lock file") {
         Ok(raw) => Ok(Some(raw)),
         Err(e) if e.is_not_found() => Ok(None),
-        Err(crate::data_file::DataFileError::Io { source, .. }) => Err(source),
+        Err(crate::fs::data_file::DataFileError::Io { source, .. }) => Err(source),
         Err(_) => Ok(Some(Vec::new())),
     }
 }
@@ -737,7 +737,7 @@ struct Payload {
 impl Payload {
     /// `parseLockPayload`: unparsable or non-object JSON gives an empty payload.
     fn parse(raw: &[u8]) -> Payload {
-        let Ok(Value::Object(map)) = crate::jsjson::parse_value(&String::from_utf8_lossy(raw))
+        let Ok(Value::Object(map)) = crate::js::jsjson::parse_value(&String::from_utf8_lossy(raw))
         else {
             return Payload::default();
         };

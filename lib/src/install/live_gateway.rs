@@ -33,9 +33,9 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::gateway_lock::{self, GatewayLock};
-use crate::paths::{absolutize, Environment, StateLayout};
-use crate::process;
+use crate::fs::process;
+use crate::install::gateway_lock::{self, GatewayLock};
+use crate::install::paths::{absolutize, Environment, StateLayout};
 
 /// What shows that a gateway owns the state dir.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,11 @@
 //! date-time without offset in local time. Every module that reproduces such a rule calls
 //! in here.
 
+pub mod byte_size;
+pub mod clock;
+pub mod duration;
+pub mod jsjson;
+
 use chrono::{DateTime, Duration, NaiveDateTime, Offset, TimeZone};
 use serde_json::Value;
 

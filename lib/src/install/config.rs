@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::byte_size::parse_byte_size;
-use crate::duration::{parse_duration_ms, DurationUnit};
 use crate::exit::{self, ExitCode};
-use crate::session_key::normalize_agent_id;
+use crate::js::byte_size::parse_byte_size;
+use crate::js::duration::{parse_duration_ms, DurationUnit};
+use crate::session::session_key::normalize_agent_id;
 
 /// Why a config could not be used.
 #[derive(Debug, Error)]
@@ -28,7 +28,7 @@ pub enum ConfigError {
     },
     /// The path is not a regular file, or is larger than a config can be.
     #[error(transparent)]
-    Unusable(crate::data_file::DataFileError),
+    Unusable(crate::fs::data_file::DataFileError),
     /// The file is not valid JSON5.
     #[error("{path}:{line}:{column}: config is not valid JSON5: {message}")]
     Parse {
@@ -95,12 +95,12 @@ impl Config {
     /// Loads and validates the config at `path`; a missing file yields [`Config::empty`].
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         // Never a FIFO or a device (a read would block or not end); the size is bounded.
-        let bytes = match crate::data_file::open_named(path)
+        let bytes = match crate::fs::data_file::open_named(path)
             .and_then(|f| f.read_limited(CONFIG_MAX_BYTES, "a config file"))
         {
             Ok(b) => b,
             Err(e) if e.is_not_found() => return Ok(Config::empty(path)),
-            Err(crate::data_file::DataFileError::Io { source, .. }) => {
+            Err(crate::fs::data_file::DataFileError::Io { source, .. }) => {
                 return Err(ConfigError::Read {
                     path: path.to_path_buf(),
                     source,
@@ -572,7 +572,7 @@ impl Validator<'_> {
 pub fn stringified(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
-        Value::Number(_) => Some(crate::jsjson::to_string_compact(v)),
+        Value::Number(_) => Some(crate::js::jsjson::to_string_compact(v)),
         _ => None,
     }
 }

@@ -3,7 +3,7 @@
 //! `commands/sessions.ts`), so `list`, `cleanup` and the gateway's own tables say the same
 //! `47h ago` and `12k` for the same entry.
 
-use crate::duration::js_round;
+use crate::js::duration::js_round;
 
 /// `formatTimeAgo(ms)` with its suffix: `just now`, `5m ago`, `47h ago`, `2d ago`; a
 /// negative, missing or non-finite duration is `unknown`.

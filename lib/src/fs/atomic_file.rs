@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::data_file::{DataDir, DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
+use crate::fs::data_file::{DataDir, DataFileError, DataPath};
 
 /// A failure to replace a file; the target is unchanged.
 #[derive(Debug, Error)]
@@ -284,10 +284,10 @@ struct DirectWrites<'f> {
 
 impl<'f> DirectWrites<'f> {
     /// Sets `O_DIRECT` on `file` when the filesystem takes it (Linux; elsewhere, and with
-    /// `CLAWSTATE_PORTABLE=1`, the usual writes: see [`crate::platform`]).
+    /// `CLAWSTATE_PORTABLE=1`, the usual writes: see [`crate::fs::platform`]).
     fn start(file: &'f File) -> Self {
         #[cfg(target_os = "linux")]
-        if crate::platform::linux_specific() {
+        if crate::fs::platform::linux_specific() {
             use std::os::fd::AsRawFd;
             let fd = file.as_raw_fd();
             // SAFETY: fcntl on an open descriptor.

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::config::Config;
 use crate::exit::{self, ExitCode};
-use crate::paths::{resolve_store_template, Environment, StateLayout};
-use crate::session_key::normalize_agent_id;
+use crate::install::config::Config;
+use crate::install::paths::{resolve_store_template, Environment, StateLayout};
+use crate::session::session_key::normalize_agent_id;
 
 /// One store to work on and the agent it is reported under.
 #[derive(Debug, Clone, PartialEq, Eq)]

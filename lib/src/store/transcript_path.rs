@@ -6,11 +6,11 @@ use std::path::{Component, Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::artifact::is_checkpoint_name;
-use crate::data_file::DataPath;
 use crate::exit::{self, ExitCode};
-use crate::paths::absolutize;
-use crate::session_key::normalize_agent_id;
+use crate::fs::data_file::DataPath;
+use crate::install::paths::absolutize;
+use crate::session::artifact::is_checkpoint_name;
+use crate::session::session_key::normalize_agent_id;
 
 /// A transcript path that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -48,7 +48,7 @@ pub fn is_valid_transcript_id(id: &str) -> bool {
 
 /// Whether `s` looks like a generated session id (UUID v1–8, RFC 4122 variant).
 pub fn looks_like_generated_session_id(s: &str) -> bool {
-    crate::artifact::is_uuid(s) && {
+    crate::session::artifact::is_uuid(s) && {
         let b = s.as_bytes();
         matches!(b[14], b'1'..=b'8')
             && matches!(b[19].to_ascii_lowercase(), b'8' | b'9' | b'a' | b'b')
@@ -89,7 +89,7 @@ fn real_dir_and_name(p: &Path) -> Option<(PathBuf, &std::ffi::OsStr)> {
 ///
 /// Every path it returns is a [`DataPath`]: a real directory (the sessions directory or a
 /// sibling agent's) and a name of plain components below it, which is opened without
-/// following any symlink (see [`crate::data_file`]).
+/// following any symlink (see [`crate::fs::data_file`]).
 #[derive(Debug, Clone)]
 pub struct TranscriptResolver {
     sessions_dir: PathBuf,
@@ -384,7 +384,7 @@ pub fn structural_session_path(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
         return None;
     }
     let id = agent.file_name()?.to_str()?;
-    let lowered = crate::session_key::js_trim(id).to_lowercase();
+    let lowered = crate::session::session_key::js_trim(id).to_lowercase();
     // `sessions` as the file name would be the last `sessions` component itself.
     if normalize_agent_id(id) != lowered || name == "sessions" {
         return None;
@@ -507,7 +507,7 @@ mod tests {
         assert_eq!(p.rel(), Path::new("lnk/victim.jsonl"));
         assert!(matches!(
             p.check(),
-            Err(crate::data_file::DataFileError::Symlink { .. })
+            Err(crate::fs::data_file::DataFileError::Symlink { .. })
         ));
         assert!(p.open_read().is_err());
         // Absolute through the same link: realpath'd out, so refused (falls back).

@@ -16,17 +16,17 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::artifact::{archived_from, ArchiveReason};
-use crate::context::StateContext;
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
-use crate::lifecycle;
-use crate::session_key::resolve_store_key;
-use crate::session_ops::{self, OpsError, WriteOptions};
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::install::context::StateContext;
+use crate::install::targets::StoreTarget;
+use crate::ops::session_ops::{self, OpsError, WriteOptions};
+use crate::session::artifact::{archived_from, ArchiveReason};
+use crate::session::session_key::resolve_store_key;
+use crate::store::lifecycle;
+use crate::store::store_lock::{StoreLock, StoreLockError};
+use crate::store::transcript_path::is_valid_transcript_id;
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
-use crate::store_lock::{StoreLock, StoreLockError};
-use crate::targets::StoreTarget;
-use crate::transcript_path::is_valid_transcript_id;
 
 /// Why a restore could not be done; nothing was changed.
 #[derive(Debug, Error)]

@@ -1,5 +1,5 @@
 //! The session listing of `openclaw sessions --json`: filters, order, limit and the
-//! envelope (`store.md` §4.11). Rows themselves come from [`crate::listing`].
+//! envelope (`store.md` §4.11). Rows themselves come from [`crate::store::list_row`].
 //!
 //! clawstate's own selection (`--older-than`, `--sort`) changes which rows the envelope
 //! holds and in which order, never a row: the `--json` rows stay the gateway's, field for
@@ -8,18 +8,18 @@
 
 use serde_json::{Map, Value};
 
-use crate::context::StateContext;
-use crate::duration::{parse_duration_ms, DurationUnit};
-use crate::human_format::{context_percent, format_k_tokens, format_time_ago};
-use crate::listing::{list_row, ListContext};
-use crate::session_key::{parse_agent_session_key, tool_kind};
+use crate::install::context::StateContext;
+use crate::install::targets::StoreTarget;
+use crate::js::duration::{parse_duration_ms, DurationUnit};
+use crate::report::human_format::{context_percent, format_k_tokens, format_time_ago};
+use crate::report::terminal_text::{escape_line, escape_path};
+use crate::report::text_table::{Cell, Layout, TextTable, Tone};
+use crate::session::session_key::{parse_agent_session_key, tool_kind};
 use crate::store::entry_view::{Lean, LeanReader};
+use crate::store::list_row::{list_row, ListContext};
 use crate::store::scan::StoreScan;
+use crate::store::transcript_path::TranscriptResolver;
 use crate::store::StoreError;
-use crate::targets::StoreTarget;
-use crate::terminal_text::{escape_line, escape_path};
-use crate::text_table::{Cell, Layout, TextTable, Tone};
-use crate::transcript_path::TranscriptResolver;
 
 /// The default `--limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -264,7 +264,7 @@ fn transcript_of(
 pub fn list_kind(
     key: &str,
     entry: &Map<String, Value>,
-    ctx: &crate::session_key::KeyContext,
+    ctx: &crate::session::session_key::KeyContext,
 ) -> &'static str {
     let rest = parse_agent_session_key(key).map(|k| k.rest);
     tool_kind(rest.as_deref().unwrap_or(key), entry, ctx)
@@ -286,7 +286,7 @@ pub fn list_sessions(
     }
     let resolvers: Vec<TranscriptResolver> = targets
         .iter()
-        .map(|t| crate::session_ops::resolver_for(ctx, t))
+        .map(|t| crate::ops::session_ops::resolver_for(ctx, t))
         .collect();
     // Filter, order and cut on (sort key, position); rows are built only when printed.
     let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
@@ -304,7 +304,7 @@ pub fn list_sessions(
                 let key = scan.key(ei);
                 let (tool, row) = (
                     list_kind(key, &entry, &key_ctx),
-                    crate::session_key::cli_row_kind(key, &entry),
+                    crate::session::session_key::cli_row_kind(key, &entry),
                 );
                 if !opts.kinds.is_empty() && !opts.kinds.iter().any(|k| k == tool || k == row) {
                     continue;
@@ -350,9 +350,11 @@ pub fn list_sessions(
             target_agent_id: t.agent_id.clone(),
             config: ctx.config.root.clone(),
             generation: match crate::agent_db::layout::layout_of(&t.store_path) {
-                crate::agent_db::layout::Layout::Db => crate::listing::RowGeneration::Db2026_9,
+                crate::agent_db::layout::Layout::Db => {
+                    crate::store::list_row::RowGeneration::Db2026_9
+                }
                 crate::agent_db::layout::Layout::Files => {
-                    crate::listing::RowGeneration::Files2026_7
+                    crate::store::list_row::RowGeneration::Files2026_7
                 }
             },
         })
@@ -442,7 +444,7 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
     w: &mut W,
     r: &ListResult,
 ) -> std::io::Result<()> {
-    use crate::jsjson::{write_object, write_pretty_at, write_string};
+    use crate::js::jsjson::{write_object, write_pretty_at, write_string};
     let aggregate = r.all_agents || r.targets.len() > 1;
     let mut head = Map::new();
     head.insert(
@@ -535,7 +537,7 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
 pub fn write_ndjson<W: std::io::Write + ?Sized>(w: &mut W, r: &ListResult) -> std::io::Result<()> {
     let mut out = String::with_capacity(4096);
     for row in r.rows_with_transcripts() {
-        crate::jsjson::write_object(&mut out, &row, None);
+        crate::js::jsjson::write_object(&mut out, &row, None);
         out.push('\n');
         if out.len() > 1 << 16 {
             w.write_all(out.as_bytes())?;
@@ -704,9 +706,9 @@ pub fn render_table(r: &ListResult, layout: &Layout) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::context::GlobalOptions;
-    use crate::paths::Environment;
-    use crate::targets::TargetSelection;
+    use crate::install::context::GlobalOptions;
+    use crate::install::paths::Environment;
+    use crate::install::targets::TargetSelection;
 
     /// A seeded xorshift.
     pub(crate) struct Rng(pub(crate) u64);
@@ -829,14 +831,14 @@ pub(crate) mod tests {
             let text = if rng.below(5) == 0 {
                 entry
             } else {
-                let value = crate::jsjson::parse_value(&entry).unwrap();
+                let value = crate::js::jsjson::parse_value(&entry).unwrap();
                 let mut s = String::new();
-                crate::jsjson::write_pretty_at(&mut s, &value, 1);
+                crate::js::jsjson::write_pretty_at(&mut s, &value, 1);
                 s
             };
             let key = format!("{}{}", keys[rng.below(keys.len())], i);
             out.push_str(if i == 0 { "\n  " } else { ",\n  " });
-            crate::jsjson::write_string(&mut out, &key);
+            crate::js::jsjson::write_string(&mut out, &key);
             out.push_str(": ");
             out.push_str(&text);
         }
@@ -889,11 +891,11 @@ pub(crate) mod tests {
         let mut ndjson = String::new();
         for (i, row) in r.rows_with(false).enumerate() {
             rows.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            crate::jsjson::write_object(&mut rows, &row, Some(2));
+            crate::js::jsjson::write_object(&mut rows, &row, Some(2));
         }
         // NDJSON rows also carry the transcript's path and size.
         for row in r.rows_with_transcripts() {
-            crate::jsjson::write_object(&mut ndjson, &row, None);
+            crate::js::jsjson::write_object(&mut ndjson, &row, None);
             ndjson.push('\n');
         }
         let at = envelope.find("\"sessions\": [").unwrap() + "\"sessions\": [".len();
@@ -937,7 +939,7 @@ pub(crate) mod tests {
             let r = list_sessions(&ctx, &targets, &opts).unwrap();
             let show = |rows: Vec<Map<String, Value>>| -> Vec<String> {
                 rows.into_iter()
-                    .map(|m| crate::jsjson::to_string_compact(&Value::Object(m)))
+                    .map(|m| crate::js::jsjson::to_string_compact(&Value::Object(m)))
                     .collect()
             };
             let lean = show(r.rows_with(true).collect());

@@ -11,7 +11,9 @@ use chrono::TimeZone;
 use serde_json::{Map, Value};
 
 use crate::js;
-use crate::session_key::{field, js_trim, js_truthy, lower_trim, nullish, opt_str, thread_id};
+use crate::session::session_key::{
+    field, js_trim, js_truthy, lower_trim, nullish, opt_str, thread_id,
+};
 
 /// How a session expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! JSON `{pid, createdAt, configPath, port?, startTime?}` into it (`dist/gateway-lock-*.js`).
 //! `<os tmpdir>` is Node's `os.tmpdir()`, not OpenClaw's preferred `/tmp/openclaw` dir.
 
-use crate::process;
-use crate::write_lock::js_path_join;
+use crate::fs::process;
+use crate::transcript::write_lock::js_path_join;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -82,7 +82,7 @@ pub fn live_gateway_at(lock_path: &Path) -> Option<GatewayLock> {
     // Under a temp directory other users may write into: never a FIFO (a read would
     // block every write command), never a link, never more than a lock's few bytes.
     let (dir, name) = (lock_path.parent()?, lock_path.file_name()?);
-    let raw = crate::data_file::DataPath::beneath(dir, Path::new(name))
+    let raw = crate::fs::data_file::DataPath::beneath(dir, Path::new(name))
         .and_then(|f| f.read_small(64 << 10, "a gateway lock file"))
         .ok()?;
     let payload = parse_payload(&raw)?;
@@ -111,7 +111,8 @@ struct Payload {
 /// `LockPayloadSchema`: `pid` number, `createdAt` and `configPath` strings, optional `port`
 /// (integer 1-65535) and `startTime` (number). Any violation rejects the whole payload.
 fn parse_payload(raw: &[u8]) -> Option<Payload> {
-    let Value::Object(map) = crate::jsjson::parse_value(&String::from_utf8_lossy(raw)).ok()? else {
+    let Value::Object(map) = crate::js::jsjson::parse_value(&String::from_utf8_lossy(raw)).ok()?
+    else {
         return None;
     };
     let pid = map.get("pid")?.as_f64()?;
@@ -153,7 +154,7 @@ fn owner_alive(payload: &Payload) -> bool {
     if !process::is_alive(pid) {
         return false;
     }
-    if crate::platform::linux_specific() {
+    if crate::fs::platform::linux_specific() {
         if let Some(recorded) = payload.start_time {
             return match process::start_time(pid) {
                 Some(current) => current as f64 == recorded,

@@ -1139,7 +1139,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("t.jsonl");
         std::fs::write(&p, &content).unwrap();
-        let report = check::check_file(&crate::data_file::DataPath::given(&p)).unwrap();
+        let report = check::check_file(&crate::fs::data_file::DataPath::given(&p)).unwrap();
         assert_eq!(report.rows, 5);
         let invalid: Vec<_> = report
             .findings

@@ -7,7 +7,7 @@
 //! [`MAX_FDS`], [`MAX_PIDS`]), and the links under `/proc/<pid>/` (`fd/*`, `cwd`) are only
 //! ever read with `readlink`, never followed.
 //!
-//! `/proc` is read only where the Linux pieces are in use ([`crate::platform`]); elsewhere
+//! `/proc` is read only where the Linux pieces are in use ([`crate::fs::platform`]); elsewhere
 //! (and with `CLAWSTATE_PORTABLE=1`) a start time, argv, environment, directory or file
 //! list is unknown (`None`): a lock owner that cannot be examined is treated as alive,
 //! and a live gateway is found by its lock file only (`live_gateway`'s process scan is
@@ -54,7 +54,7 @@ pub fn is_alive(pid: u32) -> bool {
 
 /// Whether `/proc/<pid>/status` reports state `Z` (Linux only; unreadable means no).
 fn is_zombie(pid: u32) -> bool {
-    if !crate::platform::linux_specific() {
+    if !crate::fs::platform::linux_specific() {
         return false;
     }
     let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else {
@@ -71,7 +71,7 @@ fn is_zombie(pid: u32) -> bool {
 /// (Linux only), parsed after the last `)` so a command name with spaces or parentheses
 /// cannot shift the fields.
 pub fn start_time(pid: u32) -> Option<u64> {
-    if !crate::platform::linux_specific() || pid == 0 {
+    if !crate::fs::platform::linux_specific() || pid == 0 {
         return None;
     }
     let raw = fs::read(format!("/proc/{pid}/stat")).ok()?;
@@ -103,7 +103,7 @@ pub fn cmdline(pid: u32) -> Option<Vec<String>> {
 /// At most `limit` bytes of a `/proc` file; `None` when it cannot be read (gone, or
 /// another user's and we are not root).
 fn read_bounded(path: &str, limit: u64) -> Option<Vec<u8>> {
-    if !crate::platform::linux_specific() {
+    if !crate::fs::platform::linux_specific() {
         return None;
     }
     let mut raw = Vec::new();
@@ -118,7 +118,7 @@ fn read_bounded(path: &str, limit: u64) -> Option<Vec<u8>> {
 /// The pids listed in `/proc` (Linux; empty elsewhere or when `/proc` is unreadable), at
 /// most [`MAX_PIDS`], this process excluded.
 pub fn pids() -> Vec<u32> {
-    if !crate::platform::linux_specific() {
+    if !crate::fs::platform::linux_specific() {
         return Vec::new();
     }
     let me = std::process::id();
@@ -152,7 +152,7 @@ pub fn environ(pid: u32) -> Option<Vec<(String, String)>> {
 
 /// The working directory of `pid` (`readlink /proc/<pid>/cwd`).
 pub fn cwd(pid: u32) -> Option<PathBuf> {
-    if pid == 0 || !crate::platform::linux_specific() {
+    if pid == 0 || !crate::fs::platform::linux_specific() {
         return None;
     }
     fs::read_link(format!("/proc/{pid}/cwd")).ok()
@@ -172,7 +172,7 @@ pub fn uid(pid: u32) -> Option<u32> {
 /// pipes and anonymous inodes left out), at most [`MAX_FDS`]. `None` when its fd directory
 /// cannot be read (another user's process, or gone).
 pub fn open_files(pid: u32) -> Option<Vec<PathBuf>> {
-    if pid == 0 || !crate::platform::linux_specific() {
+    if pid == 0 || !crate::fs::platform::linux_specific() {
         return None;
     }
     let rd = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::clock::{parse_time_ms, system_now_ms, ClockError};
-use crate::config::{Config, ConfigError};
 use crate::exit::ExitCode;
-use crate::live_gateway::{self, GatewayOwner};
-use crate::paths::{Environment, StateLayout};
-use crate::session_key::KeyContext;
-use crate::targets::{resolve_targets, StoreTarget, TargetError, TargetSelection};
+use crate::install::config::{Config, ConfigError};
+use crate::install::live_gateway::{self, GatewayOwner};
+use crate::install::paths::{Environment, StateLayout};
+use crate::install::targets::{resolve_targets, StoreTarget, TargetError, TargetSelection};
+use crate::js::clock::{parse_time_ms, system_now_ms, ClockError};
+use crate::session::session_key::KeyContext;
 
 /// The options every binary accepts (parsed by the binaries, interpreted here).
 #[derive(Debug, Clone, Default)]
@@ -25,7 +25,7 @@ pub struct GlobalOptions {
     /// `--now`: epoch ms or ISO-8601; the system clock when absent.
     pub now: Option<String>,
     /// `--offline` / `--via-gateway`: how writes reach a state dir a gateway owns.
-    pub route: crate::delegation::GatewayRoute,
+    pub route: crate::ops::delegation::GatewayRoute,
 }
 
 /// Why a context could not be built.
@@ -160,7 +160,7 @@ impl StateContext {
     /// Whether writes go offline even while a gateway owns the state dir (`--offline`, or
     /// the older `--store`): they warn instead of refusing.
     pub fn writes_offline(&self) -> bool {
-        self.explicit_store() || self.options.route == crate::delegation::GatewayRoute::Offline
+        self.explicit_store() || self.options.route == crate::ops::delegation::GatewayRoute::Offline
     }
 
     /// The key-resolution context for `agent_id` (or the default agent).

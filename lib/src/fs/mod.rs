@@ -1,0 +1,8 @@
+//! Files and processes: atomic replace, files named by data, private scratch
+//! directories, facts about other processes and the platform's implementations of them.
+
+pub mod atomic_file;
+pub mod data_file;
+pub mod fx_hash;
+pub mod platform;
+pub mod process;

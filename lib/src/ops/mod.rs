@@ -1,0 +1,7 @@
+//! What a command does end to end, over the layers below: the session operations,
+//! restore, the health check, and writes delegated to a live gateway.
+
+pub mod delegation;
+pub mod doctor;
+pub mod session_ops;
+pub mod session_restore;
