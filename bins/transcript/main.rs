@@ -357,7 +357,7 @@ fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
     }
     // `--via-gateway` asks that the write go through the gateway or not at all, and its RPC
     // has no transcript writes: refuse (75), whether or not a gateway was detected.
-    if ctx.options.route == clawstate::ops::delegation::GatewayRoute::Required {
+    if ctx.options.route == clawstate::install::context::GatewayRoute::Required {
         return clawstate::ops::delegation::refuse_unless_offline(
             ctx,
             dry_run,
@@ -873,7 +873,7 @@ fn check_cmd(
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
     let min = report.min()?;
-    let mut findings: Vec<check::Finding> = Vec::new();
+    let mut findings: Vec<clawstate::report::finding::Finding> = Vec::new();
     let mut files = 0usize;
     // While the gateway is live, an entry without its transcript is a session it has just
     // created: it commits the store first and writes the transcript with the first reply.

@@ -6,9 +6,9 @@ use std::io::{IsTerminal, Write};
 
 use clap::Args;
 use clawstate::js::jsjson;
+use clawstate::report::finding::{Finding, Severity};
 use clawstate::report::finding_report::{self, CodeCount};
 use clawstate::report::terminal_text::escape_line;
-use clawstate::transcript::check::{Finding, Severity};
 use serde_json::{Map, Value};
 
 use crate::{note, out, text_line, Failure, OutputMode};

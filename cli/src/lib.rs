@@ -9,10 +9,10 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use clawstate::exit::{self, ExitCode};
+use clawstate::install::context::GatewayRoute;
 use clawstate::install::context::{GlobalOptions, StateContext};
 use clawstate::install::targets::TargetSelection;
 use clawstate::js::jsjson;
-use clawstate::ops::delegation::GatewayRoute;
 use clawstate::report::terminal_text::{self, TerminalWriter};
 use clawstate::report::text_table::Layout;
 use clawstate::store::store_lock::{LockWait, Waiting};

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::events::{decode_event, for_each_stored, StoredEvent};
 use super::{AgentDb, AgentDbError};
-use crate::transcript::check::{Finding, Severity};
+use crate::report::finding::{Finding, Severity};
 
 /// What to check.
 #[derive(Debug, Clone, Default)]

@@ -12,14 +12,14 @@
 //! 0600 file of a 0700 directory of `$TMPDIR` that is removed when the process exits.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 
 use rusqlite::params;
 
 use super::{AgentDb, AgentDbError};
 use crate::fs::data_file::DataPath;
+use crate::fs::scratch_dir;
 
 /// The largest decoded event the schema allows (`event_utf8_bytes` ≤ 4 MiB).
 pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
@@ -140,49 +140,6 @@ pub fn has_events(db: &AgentDb, session_id: &str) -> Result<bool, AgentDbError> 
         .map_err(|e| db.err(e))
 }
 
-static SCRATCH: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
-
-/// Removes the private copies this process made (called by
-/// [`crate::fs::process::exit_now`], and at a normal exit).
-pub fn remove_scratch() {
-    if let Some(d) = SCRATCH.get() {
-        if let Ok(mut dirs) = d.lock() {
-            for p in dirs.drain(..) {
-                let _ = std::fs::remove_dir_all(p);
-            }
-        }
-    }
-}
-
-fn scratch_dirs() -> &'static Mutex<Vec<PathBuf>> {
-    SCRATCH.get_or_init(|| {
-        extern "C" fn at_exit() {
-            remove_scratch();
-        }
-        // SAFETY: registers a plain function with no captured state, once.
-        unsafe {
-            libc::atexit(at_exit);
-        }
-        Mutex::new(Vec::new())
-    })
-}
-
-fn scratch_dir() -> std::io::Result<PathBuf> {
-    let dirs = scratch_dirs();
-    let mut g = dirs.lock().map_err(|_| std::io::Error::other("poisoned"))?;
-    if let Some(d) = g.first() {
-        return Ok(d.clone());
-    }
-    let d = std::env::temp_dir().join(format!(
-        "clawstate-db-{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    std::fs::DirBuilder::new().mode(0o700).create(&d)?;
-    g.push(d.clone());
-    Ok(d)
-}
-
 /// How much of a transcript a reader needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyScope {
@@ -245,7 +202,7 @@ pub fn materialize_scoped(
         path: db.path.clone(),
         what: format!("cannot copy the transcript of {session_id:?} to a scratch file: {e}"),
     };
-    let dir = scratch_dir().map_err(io)?;
+    let dir = scratch_dir::dir().map_err(io)?;
     let name = format!("{}.jsonl", uuid::Uuid::new_v4().simple());
     let path = dir.join(&name);
     let file = std::fs::OpenOptions::new()

@@ -6,3 +6,4 @@ pub mod data_file;
 pub mod fx_hash;
 pub mod platform;
 pub mod process;
+pub mod scratch_dir;

@@ -320,7 +320,7 @@ pub fn exit_now(code: u8) -> ! {
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
-    crate::agent_db::events::remove_scratch();
+    crate::fs::scratch_dir::remove();
     // SAFETY: `_exit` has no preconditions; nothing is left to flush or sync.
     unsafe { libc::_exit(i32::from(code)) }
 }

@@ -25,7 +25,7 @@ pub struct GlobalOptions {
     /// `--now`: epoch ms or ISO-8601; the system clock when absent.
     pub now: Option<String>,
     /// `--offline` / `--via-gateway`: how writes reach a state dir a gateway owns.
-    pub route: crate::ops::delegation::GatewayRoute,
+    pub route: GatewayRoute,
 }
 
 /// Why a context could not be built.
@@ -160,7 +160,7 @@ impl StateContext {
     /// Whether writes go offline even while a gateway owns the state dir (`--offline`, or
     /// the older `--store`): they warn instead of refusing.
     pub fn writes_offline(&self) -> bool {
-        self.explicit_store() || self.options.route == crate::ops::delegation::GatewayRoute::Offline
+        self.explicit_store() || self.options.route == GatewayRoute::Offline
     }
 
     /// The key-resolution context for `agent_id` (or the default agent).
@@ -180,4 +180,16 @@ impl StateContext {
     pub fn live_gateway(&self) -> Option<GatewayOwner> {
         live_gateway::find(&self.layout, &self.env)
     }
+}
+
+/// How writes reach the state dir (`--offline`, `--via-gateway`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GatewayRoute {
+    /// Through the gateway when one owns the state dir, else offline.
+    #[default]
+    Auto,
+    /// Offline, even when a gateway owns the state dir (with a warning).
+    Offline,
+    /// Through the gateway, whether or not one was detected.
+    Required,
 }

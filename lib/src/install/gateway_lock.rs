@@ -8,7 +8,7 @@
 //! `<os tmpdir>` is Node's `os.tmpdir()`, not OpenClaw's preferred `/tmp/openclaw` dir.
 
 use crate::fs::process;
-use crate::transcript::write_lock::js_path_join;
+use crate::js::node_path;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::ffi::OsString;
@@ -60,7 +60,7 @@ pub fn node_tmpdir(env: impl Fn(&str) -> Option<OsString>) -> OsString {
 
 /// The gateway's lock directory under a temp dir: `<tmpdir>/openclaw-<uid>`.
 pub fn lock_dir(tmpdir: &Path, uid: u32) -> PathBuf {
-    js_path_join(tmpdir, Path::new(&format!("openclaw-{uid}")))
+    node_path::join(tmpdir, Path::new(&format!("openclaw-{uid}")))
 }
 
 /// The lock file name for a config path string: `gateway.<first 8 hex of its sha256>.lock`.
@@ -72,7 +72,7 @@ pub fn lock_name(config_path: &Path) -> String {
 
 fn lock_path_for(env: impl Fn(&str) -> Option<OsString>, uid: u32, config_path: &Path) -> PathBuf {
     let dir = lock_dir(Path::new(&node_tmpdir(env)), uid);
-    js_path_join(&dir, Path::new(&lock_name(config_path)))
+    node_path::join(&dir, Path::new(&lock_name(config_path)))
 }
 
 /// The live gateway a lock file names: the file exists, parses, and names a live pid whose

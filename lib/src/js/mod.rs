@@ -11,6 +11,7 @@ pub mod byte_size;
 pub mod clock;
 pub mod duration;
 pub mod jsjson;
+pub mod node_path;
 
 use chrono::{DateTime, Duration, NaiveDateTime, Offset, TimeZone};
 use serde_json::Value;

@@ -20,10 +20,10 @@ use super::halves::{fill_in_halves, Half};
 use crate::fs::atomic_file::PendingReplace;
 use crate::fs::fx_hash::{FxBuild, FxHashMap, FxHashSet};
 use crate::js::jsjson;
+use crate::session::entry_fields::EntryFields;
 use crate::session::session_key::{is_durable_entry, js_trim};
 use crate::store::canonical::{self, Member};
 use crate::store::deciding_fields::{is_deciding_field, DecidingFields};
-use crate::store::entry_fields::EntryFields;
 use crate::store::normalize::{
     is_safe_session_id, is_valid_transcript_session_id, normalize_entry_fields_with_holes,
     normalize_entry_with_holes, normalize_entry_with_holes_memo, DeliveryMemo, EntryVerdict, Holes,

@@ -34,22 +34,11 @@ use crate::exit::{self, ExitCode};
 use crate::gateway_rpc::{
     self, ConnectOptions, DeviceIdentity, Direction, GatewayAddress, GatewayClient, GatewayRpcError,
 };
+use crate::install::context::GatewayRoute;
 use crate::install::context::StateContext;
 use crate::install::live_gateway::GatewayOwner;
 use crate::ops::session_ops::{self, OpsError};
 use crate::report::terminal_text::escape_line;
-
-/// How writes reach the state dir (`--offline`, `--via-gateway`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum GatewayRoute {
-    /// Through the gateway when one owns the state dir, else offline.
-    #[default]
-    Auto,
-    /// Offline, even when a gateway owns the state dir (with a warning).
-    Offline,
-    /// Through the gateway, whether or not one was detected.
-    Required,
-}
 
 /// Why a delegated command did not succeed.
 #[derive(Debug, Error)]

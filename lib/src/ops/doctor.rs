@@ -15,11 +15,11 @@ use std::path::Path;
 use crate::install::context::StateContext;
 use crate::install::targets::StoreTarget;
 use crate::maintenance::{self, config::MaintenanceConfig, journal, removal_journal};
+use crate::report::finding::{Finding, Severity};
 use crate::signals::db::{check_touched_tables, StateDb};
 use crate::signals::generation::HostSchema;
 use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::{LoadOptions, SessionStore};
-use crate::transcript::check::{Finding, Severity};
 use crate::transcript::check_all;
 
 /// The sections, in the order they run (progress names them).

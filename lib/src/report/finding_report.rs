@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::exit;
-use crate::transcript::check::{Finding, Severity};
+use crate::report::finding::{Finding, Severity};
 
 impl Severity {
     /// Parses `--severity` (`error`, `warning`, `info`).

@@ -2,6 +2,7 @@
 //! when it goes stale, and whether the gateway may send into it.
 
 pub mod artifact;
+pub mod entry_fields;
 pub mod freshness;
 pub mod send_policy;
 pub mod session_key;

@@ -15,7 +15,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::js;
-use crate::store::entry_fields::EntryFields;
+use crate::session::entry_fields::EntryFields;
 
 // ---------------------------------------------------------------------------
 // JavaScript string and value semantics shared by the key, freshness and send-policy rules.
@@ -474,7 +474,7 @@ where
 // ---------------------------------------------------------------------------
 // Kinds.
 
-fn chat_type_is_group<E: crate::store::entry_fields::EntryView + ?Sized>(entry: &E) -> bool {
+fn chat_type_is_group<E: crate::session::entry_fields::EntryView + ?Sized>(entry: &E) -> bool {
     matches!(
         entry.get("chatType").and_then(Value::as_str),
         Some("group") | Some("channel")
@@ -486,7 +486,7 @@ fn key_has_group_marker(key: &str) -> bool {
 }
 
 /// The `openclaw sessions --json` row kind: global, unknown, cron, spawn-child, group or direct.
-pub fn cli_row_kind<E: crate::store::entry_fields::EntryView + ?Sized>(
+pub fn cli_row_kind<E: crate::session::entry_fields::EntryView + ?Sized>(
     key: &str,
     entry: &E,
 ) -> &'static str {

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::store::entry_fields::EntryFields;
+use crate::session::entry_fields::EntryFields;
 use crate::store::normalize::PENDING_FINAL_DELIVERY_FIELDS;
 
 /// Every deciding field, by slot: the shape rules and the rules' facts, the legacy

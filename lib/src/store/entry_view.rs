@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::canonical::{self, Member};
 use super::deciding_fields::{is_deciding_field, DecidingFields};
-use super::entry_fields::EntryView;
 use super::normalize::{normalize_entry_with_holes_memo, DeliveryMemo, EntryVerdict, Holes};
+use crate::session::entry_fields::EntryView;
 
 /// What a reader of many entries keeps from one to the next (one per thread).
 #[derive(Debug, Default)]
@@ -91,7 +91,7 @@ impl LeanReader {
 impl EntryView for LeanEntry<'_> {
     fn get(&self, key: &str) -> Option<&Value> {
         if is_deciding_field(key) {
-            return crate::store::entry_fields::EntryFields::get(&self.deciding, key);
+            return crate::session::entry_fields::EntryFields::get(&self.deciding, key);
         }
         // Canonical text holds no duplicate names.
         let (_, range, cell) = self.others.iter().find(|(n, _, _)| n == key)?;

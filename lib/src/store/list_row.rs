@@ -17,10 +17,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::session::entry_fields::EntryView;
 use crate::session::session_key::{
     cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, parse_agent_session_key,
 };
-use crate::store::entry_fields::EntryView;
 use crate::store::normalize::{
     canonicalize_id, coalesce, field, js_lower, js_number, js_trim, lower_or_empty, opt_string,
     utf16_len,

@@ -14,7 +14,6 @@ pub mod transcript_path;
 
 pub mod canonical;
 pub mod deciding_fields;
-pub mod entry_fields;
 pub mod entry_view;
 pub mod file_text;
 pub mod normalize;

@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::entry_fields::EntryFields;
+use crate::session::entry_fields::EntryFields;
 
 /// What the load normalisation decided about one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::fs::data_file::DataPath;
 
-use super::entry_fields::EntryFields;
 use super::normalize::{js_set, utf16_len};
+use crate::session::entry_fields::EntryFields;
 
 /// Prompts shorter than this many UTF-16 units stay inline.
 pub const MIN_PROMPT_BLOB_CHARS: usize = 512;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use super::check::{check_file, Finding, Severity};
+use super::check::check_file;
 use super::locks;
 use super::reader::ReadError;
 use crate::exit::{self, ExitCode};
@@ -18,6 +18,7 @@ use crate::fs::data_file::DataPath;
 use crate::install::context::StateContext;
 use crate::install::live_gateway::GatewayOwner;
 use crate::install::targets::StoreTarget;
+use crate::report::finding::{Finding, Severity};
 use crate::store::{SessionStore, StoreError};
 use crate::transcript::write_lock::{self, WriteLockError, WriteLockSettings};
 

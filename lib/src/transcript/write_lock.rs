@@ -23,6 +23,7 @@
 use crate::fs::process;
 use crate::install::paths::absolutize;
 use crate::js;
+use crate::js::node_path;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -319,7 +320,7 @@ impl WriteLock {
         let (dir, base) = split_dir_base(&resolved);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let normalized = match fs::canonicalize(&dir) {
-            Ok(real) => js_path_join(&real, &base),
+            Ok(real) => node_path::join(&real, &base),
             Err(_) => resolved.clone(),
         };
         let mut lock_os = normalized.clone().into_os_string();
@@ -1096,58 +1097,6 @@ pub fn now_ms() -> i64 {
 
 // ---- Node path semantics ----------------------------------------------------------------
 
-/// `path.posix.normalize` on raw bytes.
-pub(crate) fn js_path_normalize(path: &[u8]) -> Vec<u8> {
-    if path.is_empty() {
-        return b".".to_vec();
-    }
-    let absolute = path[0] == b'/';
-    let trailing = path[path.len() - 1] == b'/';
-    let mut segments: Vec<&[u8]> = Vec::new();
-    for seg in path.split(|&c| c == b'/') {
-        match seg {
-            b"" | b"." => {}
-            b".." => {
-                if segments.last().is_some_and(|last| *last != b"..") {
-                    segments.pop();
-                } else if !absolute {
-                    segments.push(seg);
-                }
-            }
-            _ => segments.push(seg),
-        }
-    }
-    let mut out = Vec::with_capacity(path.len());
-    if absolute {
-        out.push(b'/');
-    }
-    out.extend(segments.join(&b'/'));
-    if segments.is_empty() {
-        if !absolute {
-            return if trailing {
-                b"./".to_vec()
-            } else {
-                b".".to_vec()
-            };
-        }
-    } else if trailing {
-        out.push(b'/');
-    }
-    out
-}
-
-/// `path.join(a, b)`.
-pub(crate) fn js_path_join(a: &Path, b: &Path) -> PathBuf {
-    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
-    let joined = match (a.is_empty(), b.is_empty()) {
-        (true, true) => Vec::new(),
-        (false, true) => a.to_vec(),
-        (true, false) => b.to_vec(),
-        (false, false) => [a, b"/", b].concat(),
-    };
-    PathBuf::from(OsString::from_vec(js_path_normalize(&joined)))
-}
-
 /// `path.dirname` and `path.basename` of a resolved absolute path.
 fn split_dir_base(resolved: &Path) -> (PathBuf, PathBuf) {
     let bytes = resolved.as_os_str().as_bytes();
@@ -1726,7 +1675,7 @@ mod tests {
 
     #[test]
     fn node_paths() {
-        let n = |s: &str| String::from_utf8(js_path_normalize(s.as_bytes())).expect("utf8");
+        let n = |s: &str| String::from_utf8(node_path::normalize(s.as_bytes())).expect("utf8");
         assert_eq!(n("/a//b/./c/../d/"), "/a/b/d/");
         assert_eq!(n("/../x"), "/x");
         assert_eq!(n("a/../../b"), "../b");
