@@ -240,6 +240,7 @@ pub fn materialize_scoped(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn db_with_rows() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

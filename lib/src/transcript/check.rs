@@ -19,6 +19,8 @@ use super::partial::{partial_deserialize, visit_object, Skip};
 use super::reader::{scan_lines, ReadError};
 use crate::fs::data_file::DataPath;
 use crate::report::finding::{Finding, Severity};
+#[cfg(test)]
+use serde_json::Value;
 
 #[cfg(test)]
 #[derive(Debug, Clone)]
