@@ -277,7 +277,7 @@ fn sessions_written_after_the_migration_export_as_9_6_stored_them() {
     let keys: Vec<&String> = e.as_object().unwrap().keys().collect();
     assert_eq!(&keys[..3], ["sessionId", "updatedAt", "sessionFile"]);
     // The new key comes after those of the legacy store.
-    assert_eq!(store.as_object().unwrap().keys().last().unwrap(), &key);
+    assert_eq!(store.as_object().unwrap().keys().next_back().unwrap(), &key);
     // The continued session: its original byte for byte, then the appended line.
     let cont = row("agent:main:cron:nightly");
     assert_eq!(cont["mode"], "original+appended");
