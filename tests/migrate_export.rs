@@ -646,3 +646,70 @@ fn export_into_the_agents_own_dir_when_it_is_free() {
     let o = migrate(h.path(), &["--all-agents", "export"]);
     assert_eq!(o.status.code(), Some(73));
 }
+
+/// 2026.7's `sessions --json --all-agents` on `home`, with what depends on where and when
+/// masked.
+fn listing71(peer: &Path, home: &Path) -> Value {
+    let o = support::run_peer(peer, home, &[], &["sessions", "--json", "--all-agents"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut v = json_of(&o.stdout);
+    for r in v["sessions"].as_array_mut().into_iter().flatten() {
+        if let Some(a) = r.get_mut("ageMs") {
+            *a = Value::from("<age>");
+        }
+    }
+    let home_s = home.to_string_lossy().into_owned();
+    serde_json::from_str(
+        &serde_json::to_string(&v)
+            .unwrap()
+            .replace(&home_s, "<home>"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_export_reads_in_2026_7_as_the_legacy_dir_did() {
+    let Some(peer71) = support::peer() else {
+        return;
+    };
+    let Some(h) = imported_home() else { return };
+    // The legacy dir as it was before the import, rebuilt from the import archive.
+    let before = tempfile::tempdir().unwrap();
+    for agent in AGENTS {
+        let dir = before
+            .path()
+            .join(".openclaw/agents")
+            .join(agent)
+            .join("sessions");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut store = archived_store(h.path(), agent);
+        for (_, e) in store.iter_mut() {
+            let sid = e["sessionId"].as_str().unwrap().to_string();
+            let file = dir.join(format!("{sid}.jsonl"));
+            std::fs::copy(original_of(h.path(), agent, &sid), &file).unwrap();
+            e["sessionFile"] = json!(file.to_string_lossy());
+        }
+        std::fs::write(
+            dir.join("sessions.json"),
+            serde_json::to_string_pretty(&Value::Object(store)).unwrap(),
+        )
+        .unwrap();
+    }
+    let after = tempfile::tempdir().unwrap();
+    let state = after.path().join(".openclaw");
+    let o = migrate(
+        h.path(),
+        &["--all-agents", "export", "--out", state.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for home in [before.path(), after.path()] {
+        std::fs::copy(
+            h.path().join(".openclaw/openclaw.json"),
+            home.join(".openclaw/openclaw.json"),
+        )
+        .unwrap();
+    }
+    let a = listing71(&peer71, before.path());
+    assert_eq!(a["count"], 10);
+    assert_eq!(a, listing71(&peer71, after.path()));
+}
