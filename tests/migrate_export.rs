@@ -527,6 +527,68 @@ fn one_session_to_stdout() {
         &["export", "--session", "agent:main:nope", "-o", "-"],
     );
     assert_eq!(o.status.code(), Some(3));
+    // A key of another agent is looked up in that agent's DB.
+    let o = migrate(
+        h.path(),
+        &["export", "--session", "agent:work:main", "-o", "-"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let wsid: String = rw(&db_of(h.path(), "work"))
+        .query_row(
+            "SELECT current_session_id FROM session_nodes WHERE session_key = 'agent:work:main'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        o.stdout,
+        std::fs::read(original_of(h.path(), "work", &wsid)).unwrap()
+    );
+}
+
+#[test]
+fn verify_reads_legacy_files_still_in_place() {
+    let Some(h) = imported_home() else { return };
+    let c = rw(&db_of(h.path(), "main"));
+    let sid: String = c
+        .query_row(
+            "SELECT current_session_id FROM session_nodes WHERE session_key = 'agent:main:cron:nightly'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(c);
+    let dir = h.path().join(".openclaw/agents/main/sessions");
+    let original = std::fs::read(original_of(h.path(), "main", &sid)).unwrap();
+    // A torn last line: the import keeps the readable prefix; information, exit 0.
+    let mut torn = original.clone();
+    torn.extend_from_slice(br#"{"type":"message","id":"to"#);
+    std::fs::write(dir.join(format!("{sid}.jsonl")), &torn).unwrap();
+    let o = migrate(h.path(), &["--agent", "main", "verify"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{text}");
+    let lines = original.iter().filter(|&&b| b == b'\n').count();
+    assert!(
+        text.contains(&format!("{sid}.jsonl:{}: info: torn-tail", lines + 1)),
+        "{text}"
+    );
+    // A whole line the DB lacks (a tail written after the import): an error at that line.
+    let mut longer = original.clone();
+    longer.extend_from_slice(
+        br#"{"type":"message","id":"late","parentId":null,"message":{"role":"user","content":"caf\u00e9"}}"#,
+    );
+    longer.push(b'\n');
+    std::fs::write(dir.join(format!("{sid}.jsonl")), &longer).unwrap();
+    let o = migrate(h.path(), &["--agent", "main", "verify"]);
+    assert_eq!(o.status.code(), Some(65));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        text.contains(&format!(
+            "sessions/{sid}.jsonl:{}: error: event-missing",
+            lines + 1
+        )),
+        "{text}"
+    );
 }
 
 fn fake_live_gateway(home: &Path) {

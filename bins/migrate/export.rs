@@ -52,10 +52,32 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<(), Failure> {
         v
     });
     if let (Some(output), Some(keys)) = (&args.output, &keys) {
-        let target = targets
-            .first()
-            .ok_or_else(|| Failure::new(clawstate::exit::NOT_FOUND, "no agent selected"))?;
-        let db = layout::db_path_for_store(&target.store_path);
+        // The agent the key names (`agent:<id>:…`), else the first one selected.
+        let named = keys
+            .iter()
+            .rev()
+            .find_map(|k| clawstate::session_key::parse_agent_session_key(k))
+            .map(|p| clawstate::session_key::normalize_agent_id(&p.agent_id));
+        let (agent_id, store_path) = match targets
+            .iter()
+            .find(|t| Some(&t.agent_id) == named.as_ref())
+            .or(if named.is_none() {
+                targets.first()
+            } else {
+                None
+            }) {
+            Some(t) => (t.agent_id.clone(), t.store_path.clone()),
+            None => match &named {
+                Some(a) => (a.clone(), ctx.layout.default_store_path(a)),
+                None => {
+                    return Err(Failure::new(
+                        clawstate::exit::NOT_FOUND,
+                        "no agent selected",
+                    ))
+                }
+            },
+        };
+        let db = layout::db_path_for_store(&store_path);
         let (key, sid, t) = export::session_transcript(&db, keys).or_fail()?;
         let Some(t) = t else {
             return Err(Failure::new(
@@ -83,7 +105,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<(), Failure> {
             transcript: Some((&t).into()),
             entry: export::entry::EntrySource::Unfolded,
         };
-        let mut v = row.to_json(&target.agent_id);
+        let mut v = row.to_json(&agent_id);
         if let Value::Object(m) = &mut v {
             m.remove("entry");
             m.insert("dryRun".into(), Value::from(args.dry_run));
