@@ -103,11 +103,10 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<(), Failure> {
             session_id: sid,
             transcript_path: Some(path),
             transcript: Some((&t).into()),
-            entry: export::entry::EntrySource::Unfolded,
+            entry: None,
         };
         let mut v = row.to_json(&agent_id);
         if let Value::Object(m) = &mut v {
-            m.remove("entry");
             m.insert("dryRun".into(), Value::from(args.dry_run));
         }
         return report(mode, &[v], args.dry_run, 1);

@@ -237,8 +237,8 @@ pub struct SessionExport {
     pub transcript_path: Option<PathBuf>,
     /// What the transcript is.
     pub transcript: Option<TranscriptSummary>,
-    /// Where the entry came from.
-    pub entry: EntrySource,
+    /// Where the entry came from (`None` for a transcript exported alone).
+    pub entry: Option<EntrySource>,
 }
 
 /// What one exported transcript is, without its bytes.
@@ -304,7 +304,9 @@ impl SessionExport {
                 m.insert("events".into(), Value::from(0));
             }
         }
-        m.insert("entry".into(), Value::from(self.entry.as_str()));
+        if let Some(e) = self.entry {
+            m.insert("entry".into(), Value::from(e.as_str()));
+        }
         Value::Object(m)
     }
 }
@@ -444,7 +446,7 @@ pub fn export_agent(
             session_id,
             transcript_path,
             transcript: transcript.as_ref().map(TranscriptSummary::from),
-            entry: source,
+            entry: Some(source),
         });
     }
     if !dry_run {
