@@ -90,7 +90,7 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l lay
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l dry-run -d 'Show what would change; change nothing'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l quiet -d 'Print only the problems, not the information lines (torn tails, sessions created after the migration)'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l ndjson -d 'Print one JSON object per line'
@@ -98,6 +98,9 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l off
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l via-gateway -d 'Send the write to the gateway\'s RPC even if no live gateway was detected (75 when it cannot be reached)'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -l table -d 'Print a listing as a table even when stdout is not a terminal (piped, a listing is NDJSON)'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand verify" -s h -l help -d 'Print help'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l out -d 'Write into this fresh (missing or empty) directory, laid out as a state dir (`DIR/agents/<id>/sessions/`); without it, into each agent\'s own legacy sessions directory, only if it holds no sessions.json and no gateway is running' -r -F
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l session -d 'Export only this session (a store key; `main` and other short keys resolve as the gateway resolves them)' -r
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -s o -l output -d 'With --session: write its transcript to FILE (`-` for stdout) instead of a layout' -r
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l state-dir -d 'OpenClaw state directory (default: $OPENCLAW_STATE_DIR, ~/.openclaw, legacy ~/.clawdbot)' -r -F
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l agent -d 'Agent whose store to use (default: the configured default agent); several: ID,ID' -r
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l store -d 'Work on this sessions.json directly (the offline repair path; `~` and {agentId} expand)' -r
@@ -107,7 +110,7 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l lay
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l dry-run -d 'Show what would change; change nothing'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l dry-run -d 'Show what would be written; write nothing'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand export" -l ndjson -d 'Print one JSON object per line'
