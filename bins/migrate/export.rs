@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use clawstate::agent_db::layout;
+use clawstate::install::paths::absolutize;
 use clawstate::migrate::export::{self, AgentTarget, ExportError};
-use clawstate::paths::absolutize;
 use clawstate_cli::{
     emit_lines, note, out, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode,
 };
@@ -44,7 +44,7 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<(), Failure> {
     let ctx = global.context(PROG)?;
     let targets = ctx.targets().or_fail()?;
     let keys = args.session.as_ref().map(|raw| {
-        let resolved = clawstate::session_key::resolve_store_key(raw, &ctx.key_context());
+        let resolved = clawstate::session::session_key::resolve_store_key(raw, &ctx.key_context());
         let mut v = vec![raw.clone()];
         if resolved != *raw {
             v.push(resolved);
@@ -56,8 +56,8 @@ pub fn run(global: &GlobalArgs, args: ExportArgs) -> Result<(), Failure> {
         let named = keys
             .iter()
             .rev()
-            .find_map(|k| clawstate::session_key::parse_agent_session_key(k))
-            .map(|p| clawstate::session_key::normalize_agent_id(&p.agent_id));
+            .find_map(|k| clawstate::session::session_key::parse_agent_session_key(k))
+            .map(|p| clawstate::session::session_key::normalize_agent_id(&p.agent_id));
         let (agent_id, store_path) = match targets
             .iter()
             .find(|t| Some(&t.agent_id) == named.as_ref())
@@ -189,7 +189,7 @@ fn report(mode: OutputMode, rows: &[Value], dry_run: bool, agents: usize) -> Res
             doc.insert("sessions".into(), Value::Array(rows.to_vec()));
             doc.insert("byteIdentical".into(), Value::from(identical));
             doc.insert("reSerialised".into(), Value::from(rows.len() - identical));
-            let mut s = clawstate::jsjson::to_string_pretty(&Value::Object(doc));
+            let mut s = clawstate::js::jsjson::to_string_pretty(&Value::Object(doc));
             s.push('\n');
             out(&s)
         }

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use clap::Args;
 use clawstate::agent_db::layout;
-use clawstate::finding_report;
 use clawstate::migrate::verify::{self, SessionStatus};
+use clawstate::report::finding_report;
 use clawstate_cli::findings_cli::finding_line;
 use clawstate_cli::{emit_lines, note, out, out_styled, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{Map, Value};
@@ -39,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
         sessions.extend(v.sessions);
     }
     if args.quiet {
-        findings.retain(|f| f.severity > clawstate::transcript::check::Severity::Info);
+        findings.retain(|f| f.severity > clawstate::report::finding::Severity::Info);
     }
     let code = finding_report::exit_code(&findings);
     let count = |s: SessionStatus| sessions.iter().filter(|v| v.status == s).count();
@@ -63,7 +63,7 @@ pub fn run(global: &GlobalArgs, args: VerifyArgs) -> Result<(), Failure> {
                 "findings".into(),
                 Value::Array(findings.iter().map(|f| f.to_json()).collect()),
             );
-            let mut s = clawstate::jsjson::to_string_pretty(&Value::Object(doc));
+            let mut s = clawstate::js::jsjson::to_string_pretty(&Value::Object(doc));
             s.push('\n');
             out(&s)?;
         }

@@ -42,10 +42,10 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::agent_db::{events, store_text, AgentDb, AgentDbError};
-use crate::data_file::{DataDir, DataFileError};
 use crate::exit::{self, ExitCode};
-use crate::jsjson;
-use crate::live_gateway::GatewayOwner;
+use crate::fs::data_file::{DataDir, DataFileError};
+use crate::install::live_gateway::GatewayOwner;
+use crate::js::jsjson;
 
 use self::archive::{LegacyTranscript, Original};
 use self::entry::EntrySource;

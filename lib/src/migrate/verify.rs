@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::agent_db::{events, store_text, AgentDb, AgentDbError};
-use crate::data_file::DataPath;
+use crate::fs::data_file::DataPath;
 use crate::migrate::export::archive::{self, LegacyTranscript, Original};
-use crate::transcript::check::{Finding, Severity};
+use crate::report::finding::{Finding, Severity};
 
 /// The command a missing or changed event is repaired with.
 const FIX_IMPORT: &str = "`claw-migrate finish` re-imports it from the original (or `openclaw doctor --session-sqlite restore` then `import`)";
@@ -134,7 +134,7 @@ pub fn verify_agent(
     let mut v = AgentVerdict::default();
     let archive_dir = archive::archive_dir_for_db(db_path);
     let mut legacy: Vec<LegacyTranscript> = Vec::new();
-    let list_err = |e: crate::data_file::DataFileError| AgentDbError::BadRow {
+    let list_err = |e: crate::fs::data_file::DataFileError| AgentDbError::BadRow {
         path: db_path.to_path_buf(),
         what: e.to_string(),
     };
@@ -154,7 +154,7 @@ pub fn verify_agent(
     }
     let db = AgentDb::open(db_path)?;
     let st = store_text::read(&db)?;
-    let entries = match crate::jsjson::parse_value(&st.text) {
+    let entries = match crate::js::jsjson::parse_value(&st.text) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };

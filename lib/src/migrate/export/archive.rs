@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::data_file::{DataFileError, DataPath};
-use crate::jsjson;
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::js::jsjson;
 
 /// The name of the import archive directory inside an agent directory.
 pub const ARCHIVE_DIR_NAME: &str = "session-sqlite-import-archive";
