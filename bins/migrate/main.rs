@@ -66,3 +66,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Finish(a) => finish::run(&cli.global, a),
     }
 }
+
+/// The agents a step works on: `--store`, `--agent` or `--all-agents` as given, and every
+/// configured agent when none of them is (a migration is about all of them).
+pub(crate) fn targets_of(
+    global: &GlobalArgs,
+) -> Result<Vec<clawstate::targets::StoreTarget>, Failure> {
+    use clawstate_cli::OrFail;
+    let mut g = global.clone();
+    if g.store.is_none() && g.agent.is_none() {
+        g.all_agents = true;
+    }
+    g.context(PROG)?.targets().or_fail()
+}
