@@ -169,6 +169,9 @@ impl SessionPlan {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorView {
+    /// Whether 9.6's legacy modes (dry-run, import, validate) look at this agent at all:
+    /// it has a `sessions.json` or a primary JSONL (`filterLegacySessionStoreTargets`).
+    pub targeted: bool,
     /// `legacyEntries`: store entries plus recovered unregistered transcripts.
     pub legacy_entries: usize,
     /// `validatedEntries`.
@@ -681,6 +684,10 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
         }
     }
     view.issues = ordered;
+    view.targeted = store_path.exists()
+        || names
+            .iter()
+            .any(|n| legacy_jsonl::is_primary_transcript_name(n));
 
     // The archive.
     if store_present {
