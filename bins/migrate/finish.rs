@@ -42,12 +42,7 @@ pub fn run(global: &GlobalArgs, args: FinishArgs) -> Result<(), Failure> {
             if apply {
                 match item.action {
                     "archive" => finish::archive_leftover(&mut item).or_fail()?,
-                    "import-tail" => {
-                        let _ = tail;
-                        item.what.push_str(
-                            " (not done: the transcript row writer is not in this build)",
-                        );
-                    }
+                    "import-tail" => finish::import_tail(&mut item, &tail, &t, &opts).or_fail()?,
                     _ => {}
                 }
             }

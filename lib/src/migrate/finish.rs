@@ -21,6 +21,8 @@
 //! Nothing is deleted: files are renamed (same filesystem, never over an existing name),
 //! manifests replaced atomically. Without `apply` nothing is written at all.
 
+pub mod tail;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -583,6 +585,52 @@ pub fn archive_leftover(item: &mut FinishItem) -> Result<(), FinishError> {
     move_into(&item.path, dir, &name)?;
     item.done = true;
     Ok(())
+}
+
+/// Imports the missing tail of a leftover into its DB transcript (one transaction), checks
+/// that every event of the file is now in the database, and archives the file.
+pub fn import_tail(
+    item: &mut FinishItem,
+    tail: &[LegacyEvent],
+    target: &StoreTarget,
+    opts: &FinishOptions,
+) -> Result<(), FinishError> {
+    let (Some(sid), Some(proof)) = (item.session_id.clone(), item.proof.clone()) else {
+        return Ok(());
+    };
+    let db_path = agent_db::layout::db_path_for_store(&target.store_path);
+    let written = tail::append_tail(&db_path, &sid, proof.db_events, tail, opts.now_ms)?;
+    // The proof after: the whole file against the database as it is now.
+    let db = agent_db::AgentDb::open(&db_path)?;
+    let bytes = DataPath::given(&item.path)
+        .read_small(plan::MAX_TRANSCRIPT_BYTES, "a legacy transcript")?;
+    let read = legacy_jsonl::read(&bytes);
+    let lines = events::lines(&db, &sid)?;
+    let values: Vec<Value> = lines
+        .iter()
+        .map(|l| crate::jsjson::parse_value(l).unwrap_or(Value::Null))
+        .collect();
+    drop(db);
+    if match_leftover(&read.events, &values) != LeftoverVerdict::NothingNew {
+        item.what.push_str(&format!(
+            "; {written} event(s) imported, but the file still does not match the database: kept"
+        ));
+        return Ok(());
+    }
+    let mut h = Sha256::new();
+    for l in lines.iter().take(read.events.len()) {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    item.proof = Some(Proof {
+        db_events: lines.len(),
+        matched_events: read.events.len(),
+        matched_sha256: format!("{:x}", h.finalize()),
+        ..proof
+    });
+    item.what
+        .push_str(&format!("; {written} event(s) imported"));
+    archive_leftover(item)
 }
 
 #[cfg(test)]
