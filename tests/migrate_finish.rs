@@ -251,9 +251,7 @@ fn leftover_with_a_tail_the_db_lacks_is_imported_then_archived() {
     let long = "the tail the database lacks ".repeat(80);
     let l1 = json!({"type":"message","id":"tail0001","parentId":last_id,"timestamp":"2026-11-30T10:00:00.000Z",
         "message":{"role":"user","content":[{"type":"text","text":long}],"timestamp":1_796_000_000_000i64}});
-    let l2 = format!(
-        "{{\"type\":\"message\",\"id\":\"tail0002\",\"parentId\":\"tail0001\",\"timestamp\":\"2026-11-30T10:00:01.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"caf\\u00e9 after\"}}],\"timestamp\":1796000001000}}}}"
-    );
+    let l2 = "{\"type\":\"message\",\"id\":\"tail0002\",\"parentId\":\"tail0001\",\"timestamp\":\"2026-11-30T10:00:01.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"caf\\u00e9 after\"}],\"timestamp\":1796000001000}}".to_string();
     if !text.ends_with('\n') {
         text.push('\n');
     }

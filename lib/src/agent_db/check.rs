@@ -332,7 +332,8 @@ pub fn check_db(
                 None => "it cannot be read".to_string(),
             };
             out.push(finding(&jsonl, Severity::Error, "active_sqlite_transcript_jsonl", format!(
-                "session {key:?}: a legacy JSONL beside its DB-backed transcript, which halts `openclaw doctor`'s migration ({held}); `claw-migrate finish` imports what is missing and archives it as 9.6 does (`--apply`)"
+                "session {key:?}: a legacy JSONL beside its DB-backed transcript, which halts `openclaw doctor`'s migration ({held}); `claw-migrate finish --apply` imports what is missing and archives it as 9.6 does, or move it aside: `mv {} {}.bak`",
+                jsonl.display(), jsonl.display()
             )));
         }
     }

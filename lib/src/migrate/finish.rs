@@ -181,7 +181,7 @@ pub fn match_leftover(legacy: &[LegacyEvent], db: &[Value]) -> LeftoverVerdict {
     let canon: std::collections::HashSet<String> = db
         .iter()
         .filter(|v| v.get("type").and_then(Value::as_str) != Some("session"))
-        .map(|v| canonical(v))
+        .map(canonical)
         .collect();
     match legacy
         .iter()
