@@ -359,3 +359,52 @@ fn differential_leftover_jsonl_beside_the_db() {
         .any(|i| i["code"] == "active_sqlite_transcript_jsonl"));
     differential(tmp);
 }
+
+#[test]
+fn differential_legacy_files_back_beside_the_db() {
+    // The in-place upgrade users report: the DB imported, and the legacy store and a
+    // transcript back in place (a restore from backup, a second 7.1 run). Every entry
+    // duplicates a DB session.
+    let Some(home) = imported_home() else { return };
+    let tmp = home.path();
+    let arch = tmp.join(".openclaw/agents/work/session-sqlite-import-archive");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&arch)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    let store = names
+        .iter()
+        .find(|p| p.to_string_lossy().contains("legacy-store.sessions.json"))
+        .unwrap();
+    let d = sessions_dir(tmp, "work");
+    std::fs::copy(store, d.join("sessions.json")).unwrap();
+    let t = names
+        .iter()
+        .find(|p| p.to_string_lossy().contains(".jsonl.imported-"))
+        .unwrap();
+    let fname = t.file_name().unwrap().to_string_lossy().into_owned();
+    let stem = &fname[..fname.find(".jsonl.imported-").unwrap()];
+    let sid = stem.rsplit('.').next().unwrap();
+    std::fs::copy(t, d.join(format!("{sid}.jsonl"))).unwrap();
+    let p = plan_json(tmp);
+    let work = p["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agentId"] == "work")
+        .unwrap();
+    let dup = work["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionId"] == sid && s["source"] == "store")
+        .unwrap();
+    assert!(
+        dup["reason"].as_str().unwrap().contains("already in the database"),
+        "{dup:#}"
+    );
+    assert!(dup["dbEvents"].as_i64().unwrap() > 0);
+    differential(tmp);
+}
