@@ -212,10 +212,43 @@ fn leftover_with_nothing_new_is_archived_with_proof() {
     if let Some(v) = validate96(home) {
         assert!(!has_code(&v, "active_sqlite_transcript_jsonl"), "{v:?}");
     }
+    // The move is in a run manifest 9.6 reads.
+    let run = PathBuf::from(item["runManifest"].as_str().unwrap());
+    let m: Value = serde_json::from_slice(&std::fs::read(&run).unwrap()).unwrap();
+    assert!(
+        m["completedAt"].is_string() && m.get("failedAt").is_none(),
+        "{m:#}"
+    );
+    assert_eq!(
+        m["targets"][0]["completedMoves"].as_array().unwrap().len(),
+        1
+    );
     // Nothing left to do.
     let (code, v) = finish(home, &["--apply"]);
     assert_eq!(code, 0);
     assert_eq!(v["items"].as_array().unwrap().len(), 0, "{v:#}");
+    // 9.6's restore moves it back, byte for byte, as it does what its own doctor archived.
+    if let Some(peer) = peer96() {
+        let o = run96(
+            &peer,
+            home,
+            &[
+                "doctor",
+                "--session-sqlite",
+                "restore",
+                "--session-sqlite-all-agents",
+                "--json",
+            ],
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            leftover.is_file(),
+            "9.6 restore did not bring {} back: {out}\n{}",
+            leftover.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read(&leftover).unwrap(), bytes);
+    }
 }
 
 #[test]

@@ -402,7 +402,10 @@ fn differential_legacy_files_back_beside_the_db() {
         .find(|s| s["sessionId"] == sid && s["source"] == "store")
         .unwrap();
     assert!(
-        dup["reason"].as_str().unwrap().contains("already in the database"),
+        dup["reason"]
+            .as_str()
+            .unwrap()
+            .contains("already in the database"),
         "{dup:#}"
     );
     assert!(dup["dbEvents"].as_i64().unwrap() > 0);

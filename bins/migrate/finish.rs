@@ -37,19 +37,20 @@ pub fn run(global: &GlobalArgs, args: FinishArgs) -> Result<(), Failure> {
         now_ms: ctx.now_ms,
     };
     let mut items: Vec<FinishItem> = Vec::new();
+    let mut work = Vec::new();
+    let mut orphans = Vec::new();
     for t in crate::targets_of(global)? {
-        for (mut item, tail) in finish::leftovers(&t, &opts).or_fail()? {
-            if apply {
-                match item.action {
-                    "archive" => finish::archive_leftover(&mut item).or_fail()?,
-                    "import-tail" => finish::import_tail(&mut item, &tail, &t, &opts).or_fail()?,
-                    _ => {}
-                }
-            }
-            items.push(item);
+        for (item, tail) in finish::leftovers(&t, &opts).or_fail()? {
+            work.push((t.clone(), item, tail));
         }
-        items.extend(finish::archives_without_rows(&t).or_fail()?);
+        orphans.extend(finish::archives_without_rows(&t).or_fail()?);
     }
+    if apply {
+        items.extend(finish::apply_leftovers(&ctx.layout.state_dir, work, &opts).or_fail()?);
+    } else {
+        items.extend(work.into_iter().map(|(_, i, _)| i));
+    }
+    items.extend(orphans);
     items.extend(finish::manifests(&ctx.layout.state_dir, &opts).or_fail()?);
     let undone = items.iter().filter(|i| !i.done).count();
     let doc = json!({

@@ -21,6 +21,7 @@
 //! Nothing is deleted: files are renamed (same filesystem, never over an existing name),
 //! manifests replaced atomically. Without `apply` nothing is written at all.
 
+pub mod run_manifest;
 pub mod tail;
 
 use std::ffi::OsStr;
@@ -137,6 +138,9 @@ pub struct FinishItem {
     pub proof: Option<Proof>,
     /// Whether it was done (only with `apply`).
     pub done: bool,
+    /// The run manifest that records the move (so `doctor --session-sqlite restore`
+    /// can undo it).
+    pub run_manifest: Option<PathBuf>,
 }
 
 /// How `finish` runs.
@@ -361,6 +365,7 @@ pub fn leftovers(
                 tail_events: tail.len(),
                 proof: Some(proof),
                 done: false,
+                run_manifest: None,
             },
             tail,
         ));
@@ -428,6 +433,7 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
             tail_events: 0,
             proof: None,
             done: false,
+            run_manifest: None,
         });
     }
     Ok(out)
@@ -484,6 +490,7 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
                 tail_events: 0,
                 proof: None,
                 done: false,
+                run_manifest: None,
             };
             if opts.apply {
                 move_into(&path, &dir, &aside)?;
@@ -550,6 +557,7 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
             tail_events: 0,
             proof: None,
             done: false,
+            run_manifest: None,
         };
         if opts.apply {
             if let Some(o) = manifest.as_object_mut() {
@@ -631,6 +639,69 @@ pub fn import_tail(
     item.what
         .push_str(&format!("; {written} event(s) imported"));
     archive_leftover(item)
+}
+
+/// A leftover found by [`leftovers`], with its agent and the tail it lacks.
+pub type Leftover = (StoreTarget, FinishItem, Vec<LegacyEvent>);
+
+/// Does what the leftovers need (`apply`): one run manifest in 9.6's format plans every
+/// move first, then each tail is imported and each file archived, each move recorded as
+/// completed, and the run closed. Returns the items, done or not.
+pub fn apply_leftovers(
+    state_dir: &Path,
+    work: Vec<Leftover>,
+    opts: &FinishOptions,
+) -> Result<Vec<FinishItem>, FinishError> {
+    let planned = |t: &StoreTarget, i: &FinishItem| {
+        Some(run_manifest::PlannedMove {
+            agent_id: t.agent_id.clone(),
+            store_path: t.store_path.clone(),
+            sqlite_path: agent_db::layout::db_path_for_store(&t.store_path),
+            source: i.path.clone(),
+            archive: i.moved_to.clone()?,
+            session_key: i.session_key.clone()?,
+        })
+    };
+    let moves: Vec<run_manifest::PlannedMove> = work
+        .iter()
+        .filter(|(_, i, _)| matches!(i.action, "archive" | "import-tail"))
+        .filter_map(|(t, i, _)| planned(t, i))
+        .collect();
+    let mut out = Vec::new();
+    if moves.is_empty() {
+        return Ok(work.into_iter().map(|(_, i, _)| i).collect());
+    }
+    let mut run = run_manifest::Run::begin(state_dir, &moves, opts.now_ms)?;
+    let mut failure = None;
+    for (t, mut item, tail) in work {
+        if failure.is_none() {
+            let r = match item.action {
+                "archive" => archive_leftover(&mut item),
+                "import-tail" => import_tail(&mut item, &tail, &t, opts),
+                _ => Ok(()),
+            };
+            match r {
+                Ok(()) if item.done => {
+                    if let Some(m) = planned(&t, &item) {
+                        run.completed(&m)?;
+                    }
+                    item.run_manifest = Some(run.path().to_path_buf());
+                }
+                Ok(()) => {}
+                Err(e) => failure = Some(e),
+            }
+        }
+        out.push(item);
+    }
+    let failed = failure.is_some()
+        || out
+            .iter()
+            .any(|i| !i.done && matches!(i.action, "archive" | "import-tail"));
+    run.close(opts.now_ms, failed)?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 #[cfg(test)]
