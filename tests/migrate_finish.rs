@@ -339,6 +339,13 @@ fn leftover_with_a_tail_the_db_lacks_is_imported_then_archived() {
             "9.6 validate after the tail import: {v:?}"
         );
     }
+    // 9.6's CLI still lists the session from the database.
+    if let Some(peer) = peer96() {
+        let o = run96(&peer, home, &["sessions", "--all-agents", "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(&sid), "{out}");
+    }
 }
 
 #[test]
