@@ -56,7 +56,7 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l layou
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l dry-run -d 'Show what would change; change nothing'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l dry-run -d 'Accepted for symmetry with the other steps; `plan` never writes'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand plan" -l ndjson -d 'Print one JSON object per line'
@@ -127,7 +127,8 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l lay
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l dry-run -d 'Show what would change; change nothing'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l dry-run -d 'Only print what would be done (the default; nothing is changed)'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l apply -d 'Do it: import missing tails, move leftovers into the import archive, close runs'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l ndjson -d 'Print one JSON object per line'

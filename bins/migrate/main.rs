@@ -13,7 +13,7 @@ mod verify;
 use clap::{Parser, Subcommand};
 use common::{run_main, Failure, GlobalArgs};
 
-const PROG: &str = "claw-migrate";
+pub(crate) const PROG: &str = "claw-migrate";
 
 /// Move OpenClaw sessions between the legacy files and the agent database.
 ///
@@ -65,4 +65,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(a) => export::run(&cli.global, a),
         Command::Finish(a) => finish::run(&cli.global, a),
     }
+}
+
+/// The agents a step works on: `--store`, `--agent` or `--all-agents` as given, and every
+/// configured agent when none of them is (a migration is about all of them).
+pub(crate) fn targets_of(
+    global: &GlobalArgs,
+) -> Result<Vec<clawstate::targets::StoreTarget>, Failure> {
+    use clawstate_cli::OrFail;
+    let mut g = global.clone();
+    if g.store.is_none() && g.agent.is_none() {
+        g.all_agents = true;
+    }
+    g.context(PROG)?.targets().or_fail()
 }

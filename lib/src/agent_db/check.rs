@@ -317,22 +317,22 @@ pub fn check_db(
         )));
     }
     if let Some(dir) = &sessions_dir {
-        for (key, sid, ..) in &nodes {
+        let keys: Vec<(String, String)> = nodes
+            .iter()
+            .map(|(k, s, ..)| (k.clone(), s.clone()))
+            .collect();
+        for (key, sid, jsonl) in legacy_jsonl_beside(&keys, dir) {
             if only.is_some_and(|o| o != sid) {
                 continue;
             }
-            let jsonl = dir.join(format!("{sid}.jsonl"));
-            if !jsonl.symlink_metadata().is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            let absent = history_absent_from_db(&db, sid, &jsonl);
+            let absent = history_absent_from_db(&db, &sid, &jsonl);
             let held = match absent {
                 Some(0) => "all of its entries are in the database".to_string(),
                 Some(n) => format!("it holds {n} entr(ies) absent from the database: export them first (`claw-transcript cat {}`)", jsonl.display()),
                 None => "it cannot be read".to_string(),
             };
             out.push(finding(&jsonl, Severity::Error, "active_sqlite_transcript_jsonl", format!(
-                "session {key:?}: a legacy JSONL beside its DB-backed transcript, which halts `openclaw doctor`'s migration ({held}); then move it aside: `mv {} {}.bak`",
+                "session {key:?}: a legacy JSONL beside its DB-backed transcript, which halts `openclaw doctor`'s migration ({held}); `claw-migrate finish --apply` imports what is missing and archives it as 9.6 does, or move it aside: `mv {} {}.bak`",
                 jsonl.display(), jsonl.display()
             )));
         }
@@ -348,6 +348,25 @@ pub fn check_db(
         )));
     }
     Ok((out, sessions))
+}
+
+/// The legacy JSONL still beside each DB-backed session (9.6's
+/// `active_sqlite_transcript_jsonl`): `(session key, session id, <sessionsDir>/<sid>.jsonl)`
+/// for each `(key, sid)` of `sessions` whose file is a regular file.
+pub fn legacy_jsonl_beside(
+    sessions: &[(String, String)],
+    sessions_dir: &Path,
+) -> Vec<(String, String, PathBuf)> {
+    sessions
+        .iter()
+        .filter_map(|(key, sid)| {
+            let jsonl = sessions_dir.join(format!("{sid}.jsonl"));
+            jsonl
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file())
+                .then(|| (key.clone(), sid.clone(), jsonl))
+        })
+        .collect()
 }
 
 /// Whether some entry ids of the JSONL at `jsonl` are not in the database's transcript

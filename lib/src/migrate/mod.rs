@@ -9,4 +9,5 @@ pub mod export;
 pub mod finish;
 pub mod import;
 pub mod plan;
+pub mod rows;
 pub mod verify;
