@@ -2,7 +2,7 @@
 
 use clap::Args;
 use clawstate::migrate::finish::{self, FinishItem, FinishOptions};
-use clawstate::text_table::{Cell, TextTable, Tone};
+use clawstate::report::text_table::{Cell, TextTable, Tone};
 use clawstate_cli::{self as common, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 
@@ -73,7 +73,11 @@ pub fn run(global: &GlobalArgs, args: FinishArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn table(items: &[FinishItem], apply: bool, layout: &clawstate::text_table::Layout) -> String {
+fn table(
+    items: &[FinishItem],
+    apply: bool,
+    layout: &clawstate::report::text_table::Layout,
+) -> String {
     if items.is_empty() {
         return common::text_line(
             "nothing to finish: no leftover JSONL, half-written run or orphan archive",

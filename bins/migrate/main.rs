@@ -71,7 +71,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// configured agent when none of them is (a migration is about all of them).
 pub(crate) fn targets_of(
     global: &GlobalArgs,
-) -> Result<Vec<clawstate::targets::StoreTarget>, Failure> {
+) -> Result<Vec<clawstate::install::targets::StoreTarget>, Failure> {
     use clawstate_cli::OrFail;
     let mut g = global.clone();
     if g.store.is_none() && g.agent.is_none() {

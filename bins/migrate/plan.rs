@@ -2,7 +2,7 @@
 
 use clap::Args;
 use clawstate::migrate::plan::{self, AgentPlan};
-use clawstate::text_table::{Cell, TextTable, Tone};
+use clawstate::report::text_table::{Cell, TextTable, Tone};
 use clawstate_cli::{self as common, Failure, GlobalArgs, OrFail, OutputMode};
 use serde_json::{json, Value};
 
@@ -73,7 +73,7 @@ fn totals(plans: &[AgentPlan]) -> Value {
     })
 }
 
-fn table(plans: &[AgentPlan], layout: &clawstate::text_table::Layout) -> String {
+fn table(plans: &[AgentPlan], layout: &clawstate::report::text_table::Layout) -> String {
     let mut t = TextTable::new(&[
         "AGENT", "SESSION", "ACTION", "EVENTS", "BYTES", "ISSUES", "WHY",
     ]);

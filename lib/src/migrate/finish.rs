@@ -33,11 +33,11 @@ use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use crate::agent_db::{self, events, AgentDbError};
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::{self, ExitCode};
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::install::targets::StoreTarget;
 use crate::migrate::plan::legacy_jsonl::{self, LegacyEvent};
 use crate::migrate::plan::{self, DbSnapshot, IMPORT_ARCHIVE_DIR};
-use crate::targets::StoreTarget;
 
 /// The directory of 9.6's run manifests under the state dir.
 pub const RUNS_DIR: &str = "session-sqlite-migration-runs";
@@ -245,8 +245,8 @@ pub fn move_into(from: &Path, to_dir: &Path, name: &str) -> Result<PathBuf, Fini
         ));
     }
     std::fs::create_dir_all(to_dir).map_err(|e| werr(to_dir, "create the archive directory", e))?;
-    let sd = crate::atomic_file::open_dir(src_dir).map_err(|e| werr(src_dir, "open", e))?;
-    let td = crate::atomic_file::open_dir(to_dir).map_err(|e| werr(to_dir, "open", e))?;
+    let sd = crate::fs::atomic_file::open_dir(src_dir).map_err(|e| werr(src_dir, "open", e))?;
+    let td = crate::fs::atomic_file::open_dir(to_dir).map_err(|e| werr(to_dir, "open", e))?;
     rustix::fs::renameat_with(
         &sd,
         src_name,
@@ -294,7 +294,7 @@ pub fn leftovers(
         let db_lines = events::lines(&db, &sid)?;
         let db_values: Vec<Value> = db_lines
             .iter()
-            .map(|l| crate::jsjson::parse_value(l).unwrap_or(Value::Null))
+            .map(|l| crate::js::jsjson::parse_value(l).unwrap_or(Value::Null))
             .collect();
         let verdict = match_leftover(&read.events, &db_values);
         let matched = match verdict {
@@ -471,7 +471,7 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
         let bytes = DataPath::given(&path).read_small(64 << 20, "a migration run manifest")?;
         let parsed = std::str::from_utf8(&bytes)
             .ok()
-            .and_then(|t| crate::jsjson::parse_value(t).ok())
+            .and_then(|t| crate::js::jsjson::parse_value(t).ok())
             .filter(Value::is_object);
         let Some(mut manifest) = parsed else {
             let aside = format!("{name}.torn-{}", opts.now_ms);
@@ -536,7 +536,7 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
                 }
             }
         }
-        let now = crate::clock::iso_ms(opts.now_ms);
+        let now = crate::js::clock::iso_ms(opts.now_ms);
         let mut item = FinishItem {
             agent_id: None,
             case: "manifest-incomplete",
@@ -564,9 +564,9 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
                 o.insert("completedAt".into(), Value::String(now.clone()));
                 o.insert("failedAt".into(), Value::String(now));
             }
-            let mut text = crate::jsjson::to_string_pretty(&manifest);
+            let mut text = crate::js::jsjson::to_string_pretty(&manifest);
             text.push('\n');
-            crate::atomic_file::replace_file(&path, text.as_bytes(), 0o600).map_err(|e| {
+            crate::fs::atomic_file::replace_file(&path, text.as_bytes(), 0o600).map_err(|e| {
                 FinishError::Write {
                     path: path.clone(),
                     what: "replace the manifest",
@@ -616,7 +616,7 @@ pub fn import_tail(
     let lines = events::lines(&db, &sid)?;
     let values: Vec<Value> = lines
         .iter()
-        .map(|l| crate::jsjson::parse_value(l).unwrap_or(Value::Null))
+        .map(|l| crate::js::jsjson::parse_value(l).unwrap_or(Value::Null))
         .collect();
     drop(db);
     if match_leftover(&read.events, &values) != LeftoverVerdict::NothingNew {

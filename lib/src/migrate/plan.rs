@@ -25,9 +25,9 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::agent_db::{self, AgentDb, AgentDbError};
-use crate::data_file::{DataFileError, DataPath};
 use crate::exit::ExitCode;
-use crate::targets::StoreTarget;
+use crate::fs::data_file::{DataFileError, DataPath};
+use crate::install::targets::StoreTarget;
 use legacy_jsonl::{LegacyRead, OrphanVerdict};
 
 /// The import archive directory of an agent, beside its `sessions/` (9.6's name).
@@ -385,7 +385,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
             )),
             Ok(bytes) => match std::str::from_utf8(&bytes)
                 .map_err(|e| e.to_string())
-                .and_then(|t| crate::jsjson::parse_value(t).map_err(|e| e.to_string()))
+                .and_then(|t| crate::js::jsjson::parse_value(t).map_err(|e| e.to_string()))
             {
                 Err(e) => issues.push(DoctorIssue::new(
                     "store_unreadable",

@@ -22,7 +22,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use crate::js;
-use crate::jsjson;
+use crate::js::jsjson;
 
 /// Lines shorter than this (UTF-8 bytes) are never compressed.
 pub const MIN_COMPRESS_BYTES: usize = 1024;

@@ -51,7 +51,7 @@ fn werr(path: &Path, what: &'static str, e: impl std::fmt::Display) -> FinishErr
 /// 9.6's identity of a file (`readMigrationArtifactIdentity`).
 fn identity(path: &Path) -> Result<Value, FinishError> {
     let md = std::fs::symlink_metadata(path).map_err(|e| werr(path, "stat", e))?;
-    let bytes = crate::data_file::DataPath::given(path)
+    let bytes = crate::fs::data_file::DataPath::given(path)
         .read_small(super::plan::MAX_TRANSCRIPT_BYTES, "a file to archive")?;
     let mtime_ns = md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128;
     Ok(json!({
@@ -134,7 +134,7 @@ impl Run {
             json!(format!("clawstate {}", env!("CARGO_PKG_VERSION"))),
         );
         manifest.insert("runId".into(), json!(run_id));
-        manifest.insert("startedAt".into(), json!(crate::clock::iso_ms(now_ms)));
+        manifest.insert("startedAt".into(), json!(crate::js::clock::iso_ms(now_ms)));
         manifest.insert("targets".into(), Value::Array(targets));
         let run = Run {
             path: dir.join(format!("{run_id}.json")),
@@ -167,7 +167,7 @@ impl Run {
 
     /// Closes the run (`completedAt`; `failedAt` too when not every move was done).
     pub fn close(mut self, now_ms: i64, failed: bool) -> Result<PathBuf, FinishError> {
-        let now = crate::clock::iso_ms(now_ms);
+        let now = crate::js::clock::iso_ms(now_ms);
         if let Some(o) = self.manifest.as_object_mut() {
             o.insert("completedAt".into(), json!(now));
             if failed {
@@ -179,9 +179,9 @@ impl Run {
     }
 
     fn write(&self) -> Result<(), FinishError> {
-        let mut text = crate::jsjson::to_string_pretty(&self.manifest);
+        let mut text = crate::js::jsjson::to_string_pretty(&self.manifest);
         text.push('\n');
-        crate::atomic_file::replace_file(&self.path, text.as_bytes(), 0o600)
+        crate::fs::atomic_file::replace_file(&self.path, text.as_bytes(), 0o600)
             .map_err(|e| werr(&self.path, "write the run manifest", e))
     }
 }

@@ -129,7 +129,7 @@ pub fn read(bytes: &[u8]) -> LegacyRead {
             out.dropped_lines += 1;
             continue;
         }
-        match crate::jsjson::parse_value(t) {
+        match crate::js::jsjson::parse_value(t) {
             Ok(v) if falsy(&v) => out.skipped_blank += 1,
             Ok(v) => {
                 out.event_bytes += t.len() as u64;
