@@ -13,7 +13,7 @@ mod verify;
 use clap::{Parser, Subcommand};
 use common::{run_main, Failure, GlobalArgs};
 
-const PROG: &str = "claw-migrate";
+pub(crate) const PROG: &str = "claw-migrate";
 
 /// Move OpenClaw sessions between the legacy files and the agent database.
 ///
