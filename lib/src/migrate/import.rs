@@ -75,6 +75,12 @@ pub enum ImportError {
         /// Whether its schema is unknown (65) rather than merely present (73).
         unknown: bool,
     },
+    /// Another import holds the state dir's import lock.
+    #[error("{path}: another claw-migrate import is running on this state dir")]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+    },
     /// A gateway is running on the state dir.
     #[error("a gateway is running on {state_dir} ({owner}): stop it first; it imports the legacy files itself at startup")]
     LiveGateway {
@@ -125,7 +131,7 @@ impl ExitCode for ImportError {
                     exit::CANT_CREATE
                 }
             }
-            ImportError::LiveGateway { .. } => exit::TEMP_FAIL,
+            ImportError::LiveGateway { .. } | ImportError::Busy { .. } => exit::TEMP_FAIL,
         }
     }
 }
@@ -420,6 +426,34 @@ fn existing_db(path: &Path) -> Result<Option<schema::Existing>, ImportError> {
         .map_err(ImportError::sqlite(path))
 }
 
+/// Holds the import lock of a state dir (`flock` on the `<stateDir>/agents` directory
+/// itself, so no lock file joins the layout): one import at a time. While held, the temp
+/// files an interrupted run left in the runs directory are removed.
+fn run_lock(state_dir: &Path) -> Result<std::fs::File, ImportError> {
+    let dir = state_dir.join(archive::RUNS_DIR);
+    let path = state_dir.join("agents");
+    let f = std::fs::File::open(&path).map_err(|e| ImportError::io(&path, e))?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(ImportError::Busy { path });
+        }
+        Err(e) => return Err(ImportError::io(&path, e.into())),
+    }
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("session-sqlite-")
+                && name.contains(".json.")
+                && name.ends_with(".tmp")
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(f)
+}
+
 /// An unfinished run of an earlier import: its manifest, run id and start.
 struct Pending {
     run_id: String,
@@ -481,6 +515,11 @@ fn with_marker(mut v: Value) -> Value {
 /// Imports the agents' legacy files (see the module doc).
 pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
     let state_dir = &opts.state_dir;
+    let _lock = if opts.dry_run {
+        None
+    } else {
+        Some(run_lock(state_dir)?)
+    };
     let pending = if opts.dry_run {
         None
     } else {
