@@ -225,6 +225,26 @@ pub fn write_legacy(home: &Path, seed: u64, shape: Shape) -> Vec<PathBuf> {
                 e.insert("spawnedBy".into(), json!(format!("agent:{agent}:main")));
                 e.insert("status".into(), json!("done"));
             }
+            if i == 0 && ai == 1 {
+                // A direct chat on the main key: 9.6's "shared-main" scope.
+                e.insert("chatType".into(), json!("direct"));
+            }
+            if i == 5 {
+                e.insert("chatType".into(), json!("group"));
+                e.insert("subject".into(), json!("Caf\u{e9} team"));
+                e.insert("modelProvider".into(), json!("openai"));
+                e.insert("model".into(), json!("gpt-5.5"));
+                e.insert("createdAt".into(), json!(updated - 5_000));
+                e.insert("lastInteractionAt".into(), json!(updated - 1_000));
+                e.insert("skillsSnapshot".into(), json!({"prompt":"p","skills":[{"name":"a"}],"resolvedSkills":[{"name":"a","path":"/x"}],"version":2}));
+            }
+            if i == 6 {
+                e.insert("sessionStartedAt".into(), json!(updated - 7_200_000));
+                e.insert("startedAt".into(), json!(updated - 7_100_000));
+                e.insert("displayName".into(), json!("Release planning"));
+                e.insert("pinnedAt".into(), json!(updated - 60_000));
+                e.insert("previousSessionId".into(), json!(rng.uuid()));
+            }
             if shape.edge_cases && i == 2 {
                 // A trajectory sidecar and its pointer beside the transcript.
                 let traj = dir.join(format!("{id}.trajectory.jsonl"));

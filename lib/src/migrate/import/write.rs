@@ -81,8 +81,24 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
     let updated_at = int(e.get("updatedAt")).unwrap_or(s.now_ms);
     let spawned_by = text(e.get("spawnedBy"));
     let parent = text(e.get("parentSessionKey")).or_else(|| spawned_by.clone());
+    let num = |k: &str| e.get(k).and_then(Value::as_f64).filter(|f| f.is_finite());
+    let actor = e.get("createdActor").and_then(Value::as_object);
+    let fork = e.get("forkSource").and_then(Value::as_object);
+    let created_via = e.get("createdVia").and_then(Value::as_str).filter(|v| {
+        matches!(
+            *v,
+            "operator" | "spawn" | "channel" | "cron" | "talk" | "run" | "plugin" | "internal"
+        )
+    });
+    let actor_type = actor
+        .and_then(|a| a.get("type"))
+        .and_then(Value::as_str)
+        .filter(|v| matches!(*v, "human" | "agent" | "system"));
     conn.prepare_cached(
-        "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status, parent_session_key, spawned_by, label, display_name, archived_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status, parent_session_key, spawned_by, label, display_name, archived_at, \
+         created_at, created_via, created_actor_type, created_actor_id, project_id, fork_source_session_key, fork_source_session_id, fork_source_entry_id, \
+         category, pinned_at, last_read_at, last_interaction_at, last_activity_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )?
     .execute(params![
         s.key,
@@ -94,7 +110,20 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         spawned_by,
         text(e.get("label")),
         text(e.get("displayName")),
-        int(e.get("archivedAt")),
+        num("archivedAt"),
+        num("createdAt"),
+        created_via,
+        actor_type,
+        text(actor.and_then(|a| a.get("id"))),
+        text(e.get("projectId")),
+        text(fork.and_then(|f| f.get("sessionKey"))),
+        text(fork.and_then(|f| f.get("sessionId"))),
+        text(fork.and_then(|f| f.get("entryId"))),
+        text(e.get("category")),
+        num("pinnedAt"),
+        num("lastReadAt"),
+        num("lastInteractionAt"),
+        num("lastActivityAt"),
     ])?;
     let conv = conversation(e);
     if let Some(c) = &conv {
@@ -107,10 +136,11 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         .get("chatType")
         .and_then(Value::as_str)
         .filter(|t| matches!(*t, "direct" | "group" | "channel"));
-    let scope = if matches!(chat_type, Some("channel") | Some("group")) {
-        "channel"
-    } else {
-        "conversation"
+    let lower_key = crate::js::trim(s.key).to_lowercase();
+    let scope = match chat_type {
+        Some("direct") if lower_key == "main" || lower_key.ends_with(":main") => "shared-main",
+        Some(t @ ("group" | "channel")) => t,
+        _ => "conversation",
     };
     let channel = conv.as_ref().map(|c| c[1].clone());
     // Events first (in memory), so the window's updated_at is known.
@@ -136,30 +166,63 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         prepared.push((value, json, created, ident));
     }
     let last_event_at = prepared.iter().map(|p| p.2).max();
+    let created_at = ["sessionStartedAt", "startedAt", "updatedAt"]
+        .iter()
+        .find_map(|k| num(k).filter(|f| *f >= 0.0))
+        .map_or(updated_at, |f| f as i64);
+    let hook = e
+        .get("hookExternalContentSource")
+        .and_then(Value::as_str)
+        .map(|h| if h == "email" { "webhook" } else { h })
+        .filter(|h| matches!(*h, "gmail" | "webhook"));
     conn.prepare_cached(
-        "INSERT INTO session_windows (session_id, session_key, session_scope, created_at, updated_at, transcript_updated_at, transcript_observed_at, session_entry_provenance, acp_owned, status, chat_type, channel, primary_conversation_id, parent_session_key, spawned_by, display_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        "INSERT INTO session_windows (session_id, session_key, previous_session_id, session_scope, created_at, updated_at, transcript_updated_at, transcript_observed_at, \
+         session_entry_provenance, acp_owned, plugin_owner_id, hook_external_content_source, started_at, ended_at, status, chat_type, channel, \
+         primary_conversation_id, model_provider, model, agent_harness_id, parent_session_key, spawned_by, display_name) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
     )?
     .execute(params![
         s.session_id,
         s.key,
+        text(e.get("previousSessionId")),
         scope,
-        updated_at,
+        created_at,
         last_event_at.unwrap_or(updated_at),
         s.transcript_mtime_ms,
         updated_at,
+        i64::from(e.get("acp").is_some_and(crate::js::truthy)),
+        text(e.get("pluginOwnerId")),
+        hook,
+        num("startedAt"),
+        num("endedAt"),
         status(e.get("status")),
         chat_type,
         channel,
         conv.as_ref().map(|c| c[0].clone()),
+        text(e.get("modelProvider")),
+        text(e.get("model")),
+        text(e.get("agentHarnessId")),
         text(e.get("parentSessionKey")),
         spawned_by,
-        text(e.get("displayName")).or_else(|| text(e.get("label"))),
+        text(e.get("displayName"))
+            .or_else(|| text(e.get("label")))
+            .or_else(|| text(e.get("subject")))
+            .or_else(|| text(e.get("groupId"))),
     ])?;
     if let Some(c) = &conv {
         conn.prepare_cached(
-            "INSERT INTO session_conversations (session_id, conversation_id, role, route_context_json, first_seen_at, last_seen_at) VALUES (?1, ?2, 'primary', NULL, ?3, ?3)",
+            "INSERT INTO session_conversations (session_id, conversation_id, role, route_context_json, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, NULL, ?4, ?4)",
         )?
-        .execute(params![s.session_id, c[0], updated_at])?;
+        .execute(params![
+            s.session_id,
+            c[0],
+            if scope == "shared-main" && c[3] == "direct" {
+                "participant"
+            } else {
+                "primary"
+            },
+            updated_at
+        ])?;
     }
     {
         let mut ins_event = conn.prepare_cached(
