@@ -194,11 +194,22 @@ pub fn sqlite_path(state_dir: &Path, agent: &str) -> PathBuf {
 
 const TEMP_SUFFIX: &str = ".clawstate-import";
 
+/// One session to write: key, rewritten entry, session id, its transcript (as planned)
+/// and line count, and `transcript_updated_at`.
+struct PlannedSession {
+    key: String,
+    entry: Map<String, Value>,
+    session_id: String,
+    transcript: Option<legacy::FileIdentity>,
+    line_count: usize,
+    mtime_ms: i64,
+}
+
 /// One agent's work: the plan and the rows to write.
 struct AgentWork {
     plan: TargetPlan,
     legacy: legacy::LegacyDir,
-    sessions: Vec<(String, Map<String, Value>, String, Vec<String>, i64)>,
+    sessions: Vec<PlannedSession>,
 }
 
 fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, ImportError> {
@@ -221,9 +232,9 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
                 ),
             });
         };
-        let (lines, mtime) = match &s.transcript {
-            Some(t) => (t.lines.clone(), t.file.mtime_ms()),
-            None => (Vec::new(), ms),
+        let (line_count, mtime) = match &s.transcript {
+            Some(t) => (t.line_count, t.file.mtime_ms()),
+            None => (0, ms),
         };
         if let Some(t) = &s.transcript {
             let path = sessions_dir.join(&t.file.name);
@@ -275,7 +286,14 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
                 });
             }
         }
-        sessions.push((s.key.clone(), rewritten, s.session_id.clone(), lines, mtime));
+        sessions.push(PlannedSession {
+            key: s.key.clone(),
+            entry: rewritten,
+            session_id: s.session_id.clone(),
+            transcript: s.transcript.as_ref().map(|t| t.file.clone()),
+            line_count,
+            mtime_ms: mtime,
+        });
     }
     for (name, t) in &legacy.orphans {
         let sid = name.trim_end_matches(".jsonl").to_string();
@@ -296,7 +314,14 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
             reason: "indexed-historical-primary",
             dependencies: Vec::new(),
         });
-        sessions.push((key, entry, sid, t.lines.clone(), mtime));
+        sessions.push(PlannedSession {
+            key,
+            entry,
+            session_id: sid,
+            transcript: Some(t.file.clone()),
+            line_count: t.line_count,
+            mtime_ms: mtime,
+        });
     }
     if let Some(store) = &legacy.store {
         let clean = issues.is_empty();
@@ -357,20 +382,24 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         )
         .map_err(ImportError::sqlite(&tmp))?;
         conn.execute_batch(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = ON;",
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;",
         )
         .map_err(ImportError::sqlite(&tmp))?;
         let tx = conn.transaction().map_err(ImportError::sqlite(&tmp))?;
         schema::create(&tx, &work.plan.agent_id, now_ms).map_err(ImportError::sqlite(&tmp))?;
-        for (key, entry, sid, lines, mtime) in &work.sessions {
+        for ps in &work.sessions {
+            let lines = match &ps.transcript {
+                Some(t) => legacy::read_lines(&work.plan.sessions_dir, t)?,
+                None => Vec::new(),
+            };
             let w = write::session(
                 &tx,
                 &write::SessionInput {
-                    key,
-                    entry,
-                    session_id: sid,
-                    lines,
-                    transcript_mtime_ms: *mtime,
+                    key: &ps.key,
+                    entry: &ps.entry,
+                    session_id: &ps.session_id,
+                    lines: &lines,
+                    transcript_mtime_ms: ps.mtime_ms,
                     now_ms,
                 },
             )
@@ -591,7 +620,7 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
             sqlite_path: db,
             imported_entries: if fresh { work.sessions.len() } else { 0 },
             imported_transcript_events: if fresh {
-                work.sessions.iter().map(|s| s.3.len()).sum()
+                work.sessions.iter().map(|s| s.line_count).sum()
             } else {
                 0
             },

@@ -606,8 +606,7 @@ pub fn event_payload(
         event_utf8_bytes: raw as i64,
         navigation_json: None,
     };
-    if raw > MAX_COMPRESSED_EVENT_BYTES
-        || raw < MIN_COMPRESS_BYTES
+    if !(MIN_COMPRESS_BYTES..=MAX_COMPRESSED_EVENT_BYTES).contains(&raw)
         || event_json.contains("\\u")
         || event_json.contains('\0')
     {

@@ -45,9 +45,10 @@ impl FileIdentity {
 pub struct Transcript {
     /// The file.
     pub file: FileIdentity,
-    /// Its readable lines (the prefix before the first line that is not JSON), blank
-    /// lines left out.
-    pub lines: Vec<String>,
+    /// How many readable lines it has (the prefix before the first line that is not
+    /// JSON, blank lines left out); the lines themselves are read again when written
+    /// ([`read_lines`]), so a big dir is never held in memory whole.
+    pub line_count: usize,
     /// The first unreadable line (1-based) and why, when there is one.
     pub malformed: Option<(usize, String)>,
 }
@@ -147,10 +148,29 @@ fn read_transcript(dir: &Path, name: &str) -> Result<Option<Transcript>, ImportE
         let (lines, malformed) = transcript_lines(&bytes);
         Transcript {
             file,
-            lines,
+            line_count: lines.len(),
             malformed,
         }
     }))
+}
+
+/// The readable lines of a transcript the plan read as `planned`; the file must not have
+/// changed since (same size and mtime), or the manifest would describe other bytes.
+pub fn read_lines(dir: &Path, planned: &FileIdentity) -> Result<Vec<String>, ImportError> {
+    let Some((bytes, now)) = read_file(dir, &planned.name)? else {
+        return Err(ImportError::Malformed {
+            path: dir.join(&planned.name),
+            what: "disappeared while importing".into(),
+        });
+    };
+    if now.size != planned.size || now.mtime_ns != planned.mtime_ns || now.sha256 != planned.sha256
+    {
+        return Err(ImportError::Malformed {
+            path: dir.join(&planned.name),
+            what: "changed while importing (is a gateway writing it?)".into(),
+        });
+    }
+    Ok(transcript_lines(&bytes).0)
 }
 
 /// Whether a file name is a primary transcript (9.6's `isPrimarySessionTranscriptFileName`
