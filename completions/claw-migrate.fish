@@ -73,7 +73,7 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l lay
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l color -d 'Colour tables and warnings: auto (on a terminal with TERM set, unless NO_COLOR is set), always, never' -r -f -a "auto\t'On a terminal whose `TERM` is set and not `dumb`, unless `NO_COLOR` is set (and not empty)'
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l dry-run -d 'Show what would change; change nothing'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l dry-run -d 'Show what would be imported and archived; change nothing'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand import" -l ndjson -d 'Print one JSON object per line'

@@ -578,6 +578,19 @@ impl DataDir {
         }
     }
 
+    /// Moves `from` of this directory to `to` of `dest` (same filesystem) only if nothing
+    /// is called `to` there yet: `renameat2(RENAME_NOREPLACE)` (`AlreadyExists` otherwise).
+    pub fn move_no_replace(&self, from: &OsStr, dest: &DataDir, to: &OsStr) -> std::io::Result<()> {
+        rustix::fs::renameat_with(
+            &self.fd,
+            from,
+            &dest.fd,
+            to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(Into::into)
+    }
+
     /// Removes the file `name` of this directory (a link itself, never its target).
     pub fn unlink(&self, name: &OsStr) -> std::io::Result<()> {
         rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(Into::into)

@@ -1,1 +1,695 @@
-//! `import` of the migration between the legacy files and the agent database (not built yet).
+//! `import`: the legacy files (`sessions.json`, `<sessionId>.jsonl`) of each agent into its
+//! agent database, exactly as openclaw 2026.9.6's `doctor --session-sqlite import` does
+//! (the rows of each line are [`super::rows`]'s), with the originals moved byte for byte
+//! into the import archive and a run manifest beside them.
+//!
+//! Why the order of the steps: a user's history must never be in neither place. So
+//! (1) the run manifest with every planned move is written first; (2) each agent's
+//! database is built whole in a temporary file of its directory, in one transaction,
+//! synced, and renamed in (never over an existing database); (3) only then are the legacy
+//! files moved (renames in one filesystem) and (4) the manifest completed. A run killed at
+//! any point is finished by the next one: before (2) the legacy files are all in place and
+//! the database is built again; after it, the manifest's remaining moves are made. A live
+//! gateway refuses the run (exit 75): it would import the same files itself.
+
+pub mod archive;
+pub mod legacy;
+pub mod schema;
+pub mod write;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{json, Map, Value};
+use thiserror::Error;
+
+use crate::exit::{self, ExitCode};
+use archive::{Move, TargetPlan};
+
+/// Why an import failed.
+#[derive(Debug, Error)]
+pub enum ImportError {
+    /// A legacy or state file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// A file named by data could not be opened safely.
+    #[error(transparent)]
+    File(#[from] crate::fs::data_file::DataFileError),
+    /// A legacy file is not what 9.6 can import.
+    #[error("{path}: {what}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// Something could not be written.
+    #[error("{path}: {what}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        what: String,
+    },
+    /// SQLite failed.
+    #[error("{path}: {source}")]
+    Sqlite {
+        /// The database.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// The agent already has a database this import does not know or will not merge into.
+    #[error("{path}: {what}")]
+    ExistingDb {
+        /// The database.
+        path: PathBuf,
+        /// What is there.
+        what: String,
+        /// Whether its schema is unknown (65) rather than merely present (73).
+        unknown: bool,
+    },
+    /// Another import holds the state dir's import lock.
+    #[error("{path}: another claw-migrate import is running on this state dir")]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A gateway is running on the state dir.
+    #[error("a gateway is running on {state_dir} ({owner}): stop it first; it imports the legacy files itself at startup")]
+    LiveGateway {
+        /// The state dir.
+        state_dir: PathBuf,
+        /// Who.
+        owner: String,
+    },
+}
+
+impl ImportError {
+    fn io(path: &Path, source: std::io::Error) -> Self {
+        ImportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+    fn file(e: crate::fs::data_file::DataFileError) -> Self {
+        ImportError::File(e)
+    }
+    fn sqlite(path: &Path) -> impl FnOnce(rusqlite::Error) -> ImportError + '_ {
+        move |source| ImportError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+impl ExitCode for ImportError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ImportError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                exit::NOT_FOUND
+            }
+            ImportError::Io { .. } | ImportError::Write { .. } => exit::CANT_CREATE,
+            ImportError::File(e) => e.exit_code(),
+            ImportError::Malformed { .. } => exit::DATA_ERR,
+            ImportError::Sqlite { source, .. } => match source.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                    exit::TEMP_FAIL
+                }
+                _ => exit::CANT_CREATE,
+            },
+            ImportError::ExistingDb { unknown, .. } => {
+                if *unknown {
+                    exit::DATA_ERR
+                } else {
+                    exit::CANT_CREATE
+                }
+            }
+            ImportError::LiveGateway { .. } | ImportError::Busy { .. } => exit::TEMP_FAIL,
+        }
+    }
+}
+
+/// What to import.
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The agents, in order.
+    pub agents: Vec<String>,
+    /// Plan only; change nothing.
+    pub dry_run: bool,
+    /// The clock (epoch ms).
+    pub now_ms: i64,
+}
+
+/// What happened to one agent.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOutcome {
+    /// The agent.
+    pub agent_id: String,
+    /// `imported`, `resumed`, `already-imported`, `nothing-to-import` or `would-import`.
+    pub status: String,
+    /// The agent DB.
+    pub sqlite_path: PathBuf,
+    /// Sessions written (entries and recovered orphans).
+    pub imported_entries: usize,
+    /// Transcript rows written.
+    pub imported_transcript_events: usize,
+    /// Files moved (or to move) into the import archive.
+    pub archived_files: Vec<PathBuf>,
+    /// Issues, as 9.6 names them (`transcript_malformed`).
+    pub issues: Vec<Value>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    /// The run id (the manifest's name), when a run was written or resumed.
+    pub run_id: Option<String>,
+    /// The manifest, when written.
+    pub manifest_path: Option<PathBuf>,
+    /// Whether nothing was changed (`--dry-run`).
+    pub dry_run: bool,
+    /// Per agent.
+    pub agents: Vec<AgentOutcome>,
+}
+
+/// The agent DB of an agent.
+pub fn sqlite_path(state_dir: &Path, agent: &str) -> PathBuf {
+    state_dir
+        .join("agents")
+        .join(agent)
+        .join("agent")
+        .join(crate::agent_db::DB_FILE_NAME)
+}
+
+const TEMP_SUFFIX: &str = ".clawstate-import";
+
+/// One session to write: key, rewritten entry, session id, its transcript (as planned)
+/// and line count, and `transcript_updated_at`.
+struct PlannedSession {
+    key: String,
+    entry: Map<String, Value>,
+    session_id: String,
+    transcript: Option<legacy::FileIdentity>,
+    line_count: usize,
+    mtime_ms: i64,
+}
+
+/// One agent's work: the plan and the rows to write.
+struct AgentWork {
+    plan: TargetPlan,
+    legacy: legacy::LegacyDir,
+    sessions: Vec<PlannedSession>,
+}
+
+fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, ImportError> {
+    let agent_dir = state_dir.join("agents").join(agent);
+    let sessions_dir = agent_dir.join("sessions");
+    let archive_dir = agent_dir.join(archive::ARCHIVE_DIR);
+    let legacy = legacy::read(&sessions_dir)?;
+    let mut moves = Vec::new();
+    let mut issues = Vec::new();
+    let mut taken = HashSet::new();
+    let mut sessions = Vec::new();
+    let mut deps = Vec::new();
+    for s in &legacy.sessions {
+        let Some(rewritten) = crate::migrate::rows::rewrite_entry(&s.entry) else {
+            return Err(ImportError::Malformed {
+                path: sessions_dir.join("sessions.json"),
+                what: format!(
+                    "entry {}: a shape this import does not reproduce exactly yet (route, pending delivery, archive or notice fields); use openclaw doctor for this agent",
+                    s.key
+                ),
+            });
+        };
+        let (line_count, mtime) = match &s.transcript {
+            Some(t) => (t.line_count, t.file.mtime_ms()),
+            None => (0, ms),
+        };
+        if let Some(t) = &s.transcript {
+            let path = sessions_dir.join(&t.file.name);
+            deps.push(path.to_string_lossy().into_owned());
+            let (classification, reason) = match &t.malformed {
+                None => ("imported", "verified-import-original"),
+                Some((line, why)) => {
+                    issues.push((
+                        "transcript_malformed".to_string(),
+                        format!(
+                            "{}: line {line}: {why}. Only the readable prefix can be imported; the original remains protected for recovery.",
+                            path.display()
+                        ),
+                        Some(s.key.clone()),
+                    ));
+                    ("protected", "unimported-or-unknown-history")
+                }
+            };
+            moves.push(Move {
+                kind: "transcript",
+                session_key: Some(s.key.clone()),
+                archive_name: archive::archive_name(
+                    &s.key,
+                    &t.file.name,
+                    ms,
+                    &mut taken,
+                    &archive_dir,
+                ),
+                file: t.file.clone(),
+                classification,
+                reason,
+                dependencies: Vec::new(),
+            });
+            for side in &s.sidecars {
+                moves.push(Move {
+                    kind: "trajectory",
+                    session_key: Some(s.key.clone()),
+                    archive_name: archive::archive_name(
+                        &s.key,
+                        &side.name,
+                        ms,
+                        &mut taken,
+                        &archive_dir,
+                    ),
+                    file: side.clone(),
+                    classification: "protected",
+                    reason: "unimported-or-unknown-history",
+                    dependencies: Vec::new(),
+                });
+            }
+        }
+        sessions.push(PlannedSession {
+            key: s.key.clone(),
+            entry: rewritten,
+            session_id: s.session_id.clone(),
+            transcript: s.transcript.as_ref().map(|t| t.file.clone()),
+            line_count,
+            mtime_ms: mtime,
+        });
+    }
+    for (name, t) in &legacy.orphans {
+        let sid = name.trim_end_matches(".jsonl").to_string();
+        let key = format!("agent:{agent}:recovered:{sid}");
+        let mtime = t.file.mtime_ms();
+        let mut entry = Map::new();
+        entry.insert("sessionId".into(), json!(sid));
+        entry.insert("updatedAt".into(), json!(mtime));
+        entry.insert("archivedAt".into(), json!(mtime));
+        entry.insert("delivery".into(), json!({"kind": "none"}));
+        deps.push(sessions_dir.join(name).to_string_lossy().into_owned());
+        moves.push(Move {
+            kind: "transcript",
+            session_key: Some(key.clone()),
+            archive_name: archive::archive_name(&key, name, ms, &mut taken, &archive_dir),
+            file: t.file.clone(),
+            classification: "protected",
+            reason: "indexed-historical-primary",
+            dependencies: Vec::new(),
+        });
+        sessions.push(PlannedSession {
+            key,
+            entry,
+            session_id: sid,
+            transcript: Some(t.file.clone()),
+            line_count: t.line_count,
+            mtime_ms: mtime,
+        });
+    }
+    if let Some(store) = &legacy.store {
+        let clean = issues.is_empty();
+        moves.push(Move {
+            kind: "legacy-store",
+            session_key: None,
+            archive_name: archive::archive_name(
+                "legacy-store",
+                &store.name,
+                ms,
+                &mut taken,
+                &archive_dir,
+            ),
+            file: store.clone(),
+            classification: if clean { "imported" } else { "protected" },
+            reason: if clean {
+                "verified-index-import"
+            } else {
+                "incomplete-index-import"
+            },
+            dependencies: deps,
+        });
+    }
+    Ok(AgentWork {
+        plan: TargetPlan {
+            agent_id: agent.to_string(),
+            sqlite_path: sqlite_path(state_dir, agent),
+            store_path: sessions_dir.join("sessions.json"),
+            sessions_dir,
+            archive_dir,
+            moves,
+            issues,
+        },
+        legacy,
+        sessions,
+    })
+}
+
+/// Builds an agent's database in a temporary file beside it and renames it in.
+fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
+    let db = &work.plan.sqlite_path;
+    let dir = db.parent().expect("the DB has a directory");
+    archive::create_dir(dir, 0o700)?;
+    let tmp = PathBuf::from(format!("{}{TEMP_SUFFIX}", db.display()));
+    remove_temp(&tmp)?;
+    let mut events = 0;
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| ImportError::io(&tmp, e))?;
+        let mut conn = Connection::open_with_flags(
+            &tmp,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(ImportError::sqlite(&tmp))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = ON; PRAGMA cache_size = -65536;",
+        )
+        .map_err(ImportError::sqlite(&tmp))?;
+        let tx = conn.transaction().map_err(ImportError::sqlite(&tmp))?;
+        schema::create(&tx, &work.plan.agent_id, now_ms).map_err(ImportError::sqlite(&tmp))?;
+        for ps in &work.sessions {
+            let lines = match &ps.transcript {
+                Some(t) => legacy::read_lines(&work.plan.sessions_dir, t)?,
+                None => Vec::new(),
+            };
+            let w = write::session(
+                &tx,
+                &write::SessionInput {
+                    key: &ps.key,
+                    entry: &ps.entry,
+                    session_id: &ps.session_id,
+                    lines: &lines,
+                    transcript_mtime_ms: ps.mtime_ms,
+                    now_ms,
+                },
+            )
+            .map_err(ImportError::sqlite(&tmp))?;
+            events += w.events;
+        }
+        tx.execute("UPDATE session_nodes SET entry_valid = 1", [])
+            .map_err(ImportError::sqlite(&tmp))?;
+        tx.commit().map_err(ImportError::sqlite(&tmp))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL;")
+            .map_err(ImportError::sqlite(&tmp))?;
+        conn.close().map_err(|(_, e)| ImportError::Sqlite {
+            path: tmp.clone(),
+            source: e,
+        })?;
+    }
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| ImportError::io(&tmp, e))?;
+    let d = crate::fs::data_file::DataDir::open(dir).map_err(ImportError::file)?;
+    let tmp_name = tmp.file_name().expect("named");
+    let db_name = db.file_name().expect("named");
+    d.rename_no_replace(tmp_name, db_name)
+        .map_err(|e| ImportError::Write {
+            path: db.clone(),
+            what: format!("cannot rename the imported database in: {e}"),
+        })?;
+    d.sync().map_err(|e| ImportError::io(dir, e))?;
+    Ok(events)
+}
+
+fn remove_temp(tmp: &Path) -> Result<(), ImportError> {
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let p = PathBuf::from(format!("{}{suffix}", tmp.display()));
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ImportError::io(&p, e)),
+        }
+    }
+    Ok(())
+}
+
+/// What is at an agent's DB path.
+fn existing_db(path: &Path) -> Result<Option<schema::Existing>, ImportError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(ImportError::sqlite(path))?;
+    schema::recognise(&c)
+        .map(Some)
+        .map_err(ImportError::sqlite(path))
+}
+
+/// Holds the import lock of a state dir (`flock` on the `<stateDir>/agents` directory
+/// itself, so no lock file joins the layout): one import at a time. While held, the temp
+/// files an interrupted run left in the runs directory are removed.
+fn run_lock(state_dir: &Path) -> Result<std::fs::File, ImportError> {
+    let dir = state_dir.join(archive::RUNS_DIR);
+    let path = state_dir.join("agents");
+    let f = std::fs::File::open(&path).map_err(|e| ImportError::io(&path, e))?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            return Err(ImportError::Busy { path });
+        }
+        Err(e) => return Err(ImportError::io(&path, e.into())),
+    }
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("session-sqlite-")
+                && name.contains(".json.")
+                && name.ends_with(".tmp")
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// An unfinished run of an earlier import: its manifest, run id and start.
+struct Pending {
+    run_id: String,
+    started_ms: i64,
+    manifest: Value,
+}
+
+fn pending_run(state_dir: &Path) -> Result<Option<Pending>, ImportError> {
+    let dir = state_dir.join(archive::RUNS_DIR);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Ok(None);
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("session-sqlite-") && n.ends_with(".json"))
+        .collect();
+    names.sort();
+    for n in names.into_iter().rev() {
+        let f = crate::fs::data_file::open_named(&dir.join(&n)).map_err(ImportError::file)?;
+        let bytes = f.read_to_end().map_err(ImportError::file)?;
+        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if v.get("completedAt").is_some() || v.get("clawstateImport").is_none() {
+            continue;
+        }
+        let run_id = n.trim_end_matches(".json").to_string();
+        let started_ms = run_id
+            .split('-')
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        return Ok(Some(Pending {
+            run_id,
+            started_ms,
+            manifest: v,
+        }));
+    }
+    Ok(None)
+}
+
+/// The pending manifest's target of one agent.
+fn pending_target<'a>(p: &'a Pending, agent: &str) -> Option<&'a Value> {
+    p.manifest
+        .get("targets")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("agentId").and_then(Value::as_str) == Some(agent))
+}
+
+fn with_marker(mut v: Value) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        // Marks a manifest this tool wrote, so only its own unfinished runs are resumed.
+        o.insert("clawstateImport".into(), json!(true));
+    }
+    v
+}
+
+/// Imports the agents' legacy files (see the module doc).
+pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
+    let state_dir = &opts.state_dir;
+    let _lock = if opts.dry_run {
+        None
+    } else {
+        Some(run_lock(state_dir)?)
+    };
+    let pending = if opts.dry_run {
+        None
+    } else {
+        pending_run(state_dir)?
+    };
+    let (run_id, started_ms) = match &pending {
+        Some(p) => (p.run_id.clone(), p.started_ms),
+        None => (
+            format!(
+                "session-sqlite-{}-{}",
+                opts.now_ms,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            ),
+            opts.now_ms,
+        ),
+    };
+    let mut works = Vec::new();
+    let mut outcomes = Vec::new();
+    for agent in &opts.agents {
+        let db = sqlite_path(state_dir, agent);
+        let mut work = plan_agent(state_dir, agent, opts.now_ms)?;
+        let planned = pending.as_ref().and_then(|p| pending_target(p, agent));
+        // A resumed run keeps the archive names it planned.
+        if let Some(t) = planned {
+            let names = archive::planned_pairs(t);
+            for m in &mut work.plan.moves {
+                if let Some((_, dst)) = names.iter().find(|(src, _)| *src == m.file.name) {
+                    m.archive_name = dst.clone();
+                }
+            }
+        }
+        let existing = existing_db(&db)?;
+        let status = match (&existing, work.legacy.store.is_some(), planned.is_some()) {
+            (Some(schema::Existing::Unknown(why)), _, _) => {
+                return Err(ImportError::ExistingDb {
+                    path: db,
+                    what: format!("an agent database this import does not know ({why}); refusing to touch it"),
+                    unknown: true,
+                })
+            }
+            (Some(schema::Existing::Known), _, true) => "resumed",
+            (Some(schema::Existing::Known), false, false) => "already-imported",
+            (Some(schema::Existing::Known), true, false) => {
+                return Err(ImportError::ExistingDb {
+                    path: db,
+                    what: "the agent already has a database and legacy files beside it; import does not merge into an existing database (see `claw-migrate plan` and `finish`)".into(),
+                    unknown: false,
+                })
+            }
+            (None, false, _) => "nothing-to-import",
+            (None, true, _) => {
+                if opts.dry_run {
+                    "would-import"
+                } else {
+                    "imported"
+                }
+            }
+        };
+        // The manifest target: the pending one for a resumed agent (its files may be
+        // moved already), else the fresh plan.
+        let target = match (status, planned) {
+            ("resumed", Some(t)) => t.clone(),
+            _ => archive::target_json(&work.plan),
+        };
+        let fresh = matches!(status, "imported" | "would-import");
+        outcomes.push(AgentOutcome {
+            agent_id: agent.clone(),
+            status: status.to_string(),
+            sqlite_path: db,
+            imported_entries: if fresh { work.sessions.len() } else { 0 },
+            imported_transcript_events: if fresh {
+                work.sessions.iter().map(|s| s.line_count).sum()
+            } else {
+                0
+            },
+            archived_files: archive::planned_pairs(&target)
+                .into_iter()
+                .map(|(_, dst)| work.plan.archive_dir.join(dst))
+                .collect(),
+            issues: target
+                .get("issues")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        });
+        works.push((work, status, target));
+    }
+    let targets: Vec<Value> = works
+        .iter()
+        .filter(|(_, s, _)| matches!(*s, "imported" | "resumed"))
+        .map(|(_, _, t)| t.clone())
+        .collect();
+    if opts.dry_run || targets.is_empty() {
+        return Ok(ImportReport {
+            run_id: None,
+            manifest_path: None,
+            dry_run: opts.dry_run,
+            agents: outcomes,
+        });
+    }
+    // (1) The plan, before anything moves.
+    let manifest_path = archive::write_manifest(
+        state_dir,
+        &run_id,
+        &with_marker(archive::manifest(
+            &run_id,
+            started_ms,
+            targets.clone(),
+            None,
+        )),
+    )?;
+    for (work, status, target) in &works {
+        if *status == "imported" {
+            // (2) The database, whole, renamed in.
+            build_db(work, opts.now_ms)?;
+        }
+        if matches!(*status, "imported" | "resumed") {
+            // (3) The legacy files, into the archive.
+            archive::perform_moves(
+                &work.plan.sessions_dir,
+                &work.plan.archive_dir,
+                &archive::planned_pairs(target),
+            )?;
+        }
+    }
+    // (4) The run, completed.
+    let done = targets.iter().map(archive::completed_target).collect();
+    archive::write_manifest(
+        state_dir,
+        &run_id,
+        &archive::manifest(
+            &run_id,
+            started_ms,
+            done,
+            Some(crate::js::clock::system_now_ms()),
+        ),
+    )?;
+    Ok(ImportReport {
+        run_id: Some(run_id),
+        manifest_path: Some(manifest_path),
+        dry_run: false,
+        agents: outcomes,
+    })
+}

@@ -606,8 +606,7 @@ pub fn event_payload(
         event_utf8_bytes: raw as i64,
         navigation_json: None,
     };
-    if raw > MAX_COMPRESSED_EVENT_BYTES
-        || raw < MIN_COMPRESS_BYTES
+    if !(MIN_COMPRESS_BYTES..=MAX_COMPRESSED_EVENT_BYTES).contains(&raw)
         || event_json.contains("\\u")
         || event_json.contains('\0')
     {
@@ -700,7 +699,6 @@ pub fn rewrite_entry(entry: &Map<String, Value>) -> Option<Map<String, Value>> {
         "archiveReason",
         "archivedBy",
         "delivery",
-        "skillsSnapshot",
     ];
     if UNKNOWN_SHAPES.iter().any(|k| entry.contains_key(*k)) {
         return None;
@@ -715,6 +713,15 @@ pub fn rewrite_entry(entry: &Map<String, Value>) -> Option<Map<String, Value>> {
             || LEGACY_DELIVERY_FIELDS.contains(&k.as_str())
         {
             continue;
+        }
+        if k == "skillsSnapshot" {
+            // 9.6's stripRuntimeOnlySessionSkillsFields: the resolved catalog is runtime-only.
+            if let Value::Object(snap) = v {
+                let mut snap = snap.clone();
+                snap.remove("resolvedSkills");
+                out.insert(k.clone(), Value::Object(snap));
+                continue;
+            }
         }
         out.insert(k.clone(), v.clone());
     }

@@ -1,0 +1,378 @@
+//! The rows one imported session gets, in the order 9.6's import writes them:
+//! `session_nodes` (the rewritten entry), `conversations`/`session_conversations` for an
+//! external delivery, `session_windows`, then per line `transcript_events` and
+//! `transcript_event_identities`, then the projection of the visible branch
+//! (`session_transcript_active_events`, the FTS rows) and its state
+//! (`session_transcript_index_state`, `transcript_rewrite_watermarks`).
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{params, Connection};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::legacy::hex;
+use crate::migrate::rows;
+
+/// One session to write.
+pub struct SessionInput<'a> {
+    /// The session key.
+    pub key: &'a str,
+    /// The entry as 9.6 stores it (already rewritten).
+    pub entry: &'a Map<String, Value>,
+    /// `sessionId`.
+    pub session_id: &'a str,
+    /// The transcript's readable lines.
+    pub lines: &'a [String],
+    /// The transcript's mtime in ms (`transcript_updated_at`).
+    pub transcript_mtime_ms: i64,
+    /// The clock, for rows 9.6 stamps with `Date.now()`.
+    pub now_ms: i64,
+}
+
+/// What was written for a session.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Written {
+    /// Transcript rows.
+    pub events: usize,
+}
+
+fn text(v: Option<&Value>) -> Option<String> {
+    let s = crate::js::trim(v?.as_str()?);
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn status(v: Option<&Value>) -> Option<String> {
+    let s = v?.as_str()?;
+    matches!(s, "running" | "done" | "failed" | "killed" | "timeout").then(|| s.to_string())
+}
+
+fn int(v: Option<&Value>) -> Option<i64> {
+    v?.as_f64().filter(|f| f.is_finite()).map(|f| f as i64)
+}
+
+/// The external delivery's conversation: (id, channel, account, kind, peer, target).
+fn conversation(entry: &Map<String, Value>) -> Option<[String; 6]> {
+    let d = entry.get("delivery")?.as_object()?;
+    if d.get("kind")?.as_str()? != "external" {
+        return None;
+    }
+    let route = d.get("route")?.as_object()?;
+    let channel = text(route.get("channel"))?;
+    let to = text(route.get("target")?.as_object()?.get("to"))?;
+    let kind = entry.get("chatType")?.as_str()?;
+    if !matches!(kind, "direct" | "group" | "channel") {
+        return None;
+    }
+    let account = "default".to_string();
+    let peer = to.clone();
+    let hash_input = serde_json::json!([channel, account, kind, peer, "", ""]).to_string();
+    let id = format!(
+        "conv_{}",
+        &hex(&Sha256::digest(hash_input.as_bytes()))[..32]
+    );
+    Some([id, channel, account, kind.to_string(), peer, to])
+}
+
+/// Writes one session's rows; the caller holds the transaction.
+pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Written> {
+    let e = s.entry;
+    let entry_json = crate::js::jsjson::to_string_compact(&Value::Object(e.clone()));
+    let updated_at = int(e.get("updatedAt")).unwrap_or(s.now_ms);
+    let spawned_by = text(e.get("spawnedBy"));
+    let parent = text(e.get("parentSessionKey")).or_else(|| spawned_by.clone());
+    let num = |k: &str| e.get(k).and_then(Value::as_f64).filter(|f| f.is_finite());
+    let actor = e.get("createdActor").and_then(Value::as_object);
+    let fork = e.get("forkSource").and_then(Value::as_object);
+    let created_via = e.get("createdVia").and_then(Value::as_str).filter(|v| {
+        matches!(
+            *v,
+            "operator" | "spawn" | "channel" | "cron" | "talk" | "run" | "plugin" | "internal"
+        )
+    });
+    let actor_type = actor
+        .and_then(|a| a.get("type"))
+        .and_then(Value::as_str)
+        .filter(|v| matches!(*v, "human" | "agent" | "system"));
+    conn.prepare_cached(
+        "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status, parent_session_key, spawned_by, label, display_name, archived_at, \
+         created_at, created_via, created_actor_type, created_actor_id, project_id, fork_source_session_key, fork_source_session_id, fork_source_entry_id, \
+         category, pinned_at, last_read_at, last_interaction_at, last_activity_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+    )?
+    .execute(params![
+        s.key,
+        s.session_id,
+        entry_json,
+        updated_at,
+        status(e.get("status")),
+        parent,
+        spawned_by,
+        text(e.get("label")),
+        text(e.get("displayName")),
+        num("archivedAt"),
+        num("createdAt"),
+        created_via,
+        actor_type,
+        text(actor.and_then(|a| a.get("id"))),
+        text(e.get("projectId")),
+        text(fork.and_then(|f| f.get("sessionKey"))),
+        text(fork.and_then(|f| f.get("sessionId"))),
+        text(fork.and_then(|f| f.get("entryId"))),
+        text(e.get("category")),
+        num("pinnedAt"),
+        num("lastReadAt"),
+        num("lastInteractionAt"),
+        num("lastActivityAt"),
+    ])?;
+    let conv = conversation(e);
+    if let Some(c) = &conv {
+        conn.prepare_cached(
+            "INSERT INTO conversations (conversation_id, channel, account_id, kind, peer_id, delivery_target, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) ON CONFLICT(conversation_id) DO UPDATE SET updated_at = excluded.updated_at",
+        )?
+        .execute(params![c[0], c[1], c[2], c[3], c[4], c[5], updated_at])?;
+    }
+    let chat_type = e
+        .get("chatType")
+        .and_then(Value::as_str)
+        .filter(|t| matches!(*t, "direct" | "group" | "channel"));
+    let lower_key = crate::js::trim(s.key).to_lowercase();
+    let scope = match chat_type {
+        Some("direct") if lower_key == "main" || lower_key.ends_with(":main") => "shared-main",
+        Some(t @ ("group" | "channel")) => t,
+        _ => "conversation",
+    };
+    let channel = conv.as_ref().map(|c| c[1].clone());
+    // Events first (in memory), so the window's updated_at is known.
+    let mut prepared = Vec::with_capacity(s.lines.len());
+    let mut seen_ids = HashSet::new();
+    let mut seen_keys = HashSet::new();
+    for line in s.lines {
+        let Ok((value, json)) = rows::event_line(line) else {
+            continue;
+        };
+        let created = rows::event_created_at(&value).map_or(s.now_ms, |f| f as i64);
+        let mut ident = rows::event_identity(&value);
+        if let Some(i) = &mut ident {
+            if !seen_ids.insert(i.event_id.clone()) {
+                continue;
+            }
+            if let Some(k) = &i.message_idempotency_key {
+                if !seen_keys.insert(k.clone()) {
+                    i.message_idempotency_key = None;
+                }
+            }
+        }
+        prepared.push((value, json, created, ident));
+    }
+    let last_event_at = prepared.iter().map(|p| p.2).max();
+    let created_at = ["sessionStartedAt", "startedAt", "updatedAt"]
+        .iter()
+        .find_map(|k| num(k).filter(|f| *f >= 0.0))
+        .map_or(updated_at, |f| f as i64);
+    let hook = e
+        .get("hookExternalContentSource")
+        .and_then(Value::as_str)
+        .map(|h| if h == "email" { "webhook" } else { h })
+        .filter(|h| matches!(*h, "gmail" | "webhook"));
+    conn.prepare_cached(
+        "INSERT INTO session_windows (session_id, session_key, previous_session_id, session_scope, created_at, updated_at, transcript_updated_at, transcript_observed_at, \
+         session_entry_provenance, acp_owned, plugin_owner_id, hook_external_content_source, started_at, ended_at, status, chat_type, channel, \
+         primary_conversation_id, model_provider, model, agent_harness_id, parent_session_key, spawned_by, display_name) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+    )?
+    .execute(params![
+        s.session_id,
+        s.key,
+        text(e.get("previousSessionId")),
+        scope,
+        created_at,
+        last_event_at.unwrap_or(updated_at),
+        s.transcript_mtime_ms,
+        updated_at,
+        i64::from(e.get("acp").is_some_and(crate::js::truthy)),
+        text(e.get("pluginOwnerId")),
+        hook,
+        num("startedAt"),
+        num("endedAt"),
+        status(e.get("status")),
+        chat_type,
+        channel,
+        conv.as_ref().map(|c| c[0].clone()),
+        text(e.get("modelProvider")),
+        text(e.get("model")),
+        text(e.get("agentHarnessId")),
+        text(e.get("parentSessionKey")),
+        spawned_by,
+        text(e.get("displayName"))
+            .or_else(|| text(e.get("label")))
+            .or_else(|| text(e.get("subject")))
+            .or_else(|| text(e.get("groupId"))),
+    ])?;
+    if let Some(c) = &conv {
+        conn.prepare_cached(
+            "INSERT INTO session_conversations (session_id, conversation_id, role, route_context_json, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, NULL, ?4, ?4)",
+        )?
+        .execute(params![
+            s.session_id,
+            c[0],
+            if scope == "shared-main" && c[3] == "direct" {
+                "participant"
+            } else {
+                "primary"
+            },
+            updated_at
+        ])?;
+    }
+    {
+        let mut ins_event = conn.prepare_cached(
+            "INSERT INTO transcript_events (session_id, seq, event_json, event_zstd, event_utf8_bytes, navigation_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        let mut ins_ident = conn.prepare_cached(
+            "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, parent_id, message_idempotency_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for (seq, (value, json, created, ident)) in prepared.iter().enumerate() {
+            let p = rows::event_payload(conn, json, value)?;
+            ins_event.execute(params![
+                s.session_id,
+                seq as i64,
+                p.event_json,
+                p.event_zstd,
+                p.event_utf8_bytes,
+                p.navigation_json,
+                created
+            ])?;
+            if let Some(i) = ident {
+                ins_ident.execute(params![
+                    s.session_id,
+                    i.event_id,
+                    seq as i64,
+                    i.event_type,
+                    i.parent_id,
+                    i.message_idempotency_key,
+                    created
+                ])?;
+            }
+        }
+    }
+    projection(conn, s, &prepared)?;
+    Ok(Written {
+        events: prepared.len(),
+    })
+}
+
+type Prepared = (Value, String, i64, Option<rows::EventIdentity>);
+
+/// The visible branch (root to the last entry, through `parentId`) as 9.6's projection
+/// rebuild walks it: active rows, FTS rows and the index state.
+fn projection(
+    conn: &Connection,
+    s: &SessionInput<'_>,
+    events: &[Prepared],
+) -> rusqlite::Result<()> {
+    // The tree: entries with an id (not the header); the leaf is the last one.
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut leaf: Option<&str> = None;
+    for (seq, (v, ..)) in events.iter().enumerate() {
+        if v.get("type").and_then(Value::as_str) == Some("session") {
+            continue;
+        }
+        if let Some(id) = v.get("id").and_then(Value::as_str) {
+            by_id.insert(id, seq);
+            if rows::is_indexed_entry(v) {
+                leaf = Some(id);
+            }
+        }
+    }
+    let mut path = Vec::new();
+    let mut cur = leaf;
+    let mut guard = HashSet::new();
+    while let Some(id) = cur {
+        let Some(&seq) = by_id.get(id) else { break };
+        if !guard.insert(seq) {
+            break;
+        }
+        path.push(seq);
+        cur = events[seq].0.get("parentId").and_then(Value::as_str);
+    }
+    path.reverse();
+    let visible: Vec<usize> = if path.is_empty() {
+        (0..events.len()).collect()
+    } else {
+        path
+    };
+    let mut active = 0i64;
+    let mut messages = 0i64;
+    let mut ins_active = conn.prepare_cached(
+        "INSERT INTO session_transcript_active_events (session_id, active_position, event_seq, message_position, context_eligible) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut ins_fts_row = conn.prepare_cached(
+        "INSERT INTO session_transcript_fts_rows (session_id, message_id) VALUES (?1, ?2)",
+    )?;
+    let mut ins_fts = conn.prepare_cached(
+        "INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, timestamp) VALUES (last_insert_rowid(), ?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for seq in visible {
+        let (v, _, created, _) = &events[seq];
+        if let Some(f) = rows::fts_entry(v, *created as f64) {
+            ins_fts_row.execute(params![s.session_id, f.message_id])?;
+            ins_fts.execute(params![
+                f.text,
+                s.session_id,
+                f.message_id,
+                f.role,
+                f.timestamp
+            ])?;
+        }
+        let is_header = v.get("type").and_then(Value::as_str) == Some("session");
+        let has_message = v.as_object().is_some_and(|o| o.contains_key("message"));
+        let tree_entry = v
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|i| !i.is_empty())
+            && matches!(
+                v.get("parentId"),
+                Some(Value::String(_)) | Some(Value::Null)
+            );
+        if is_header || !v.is_object() || !(rows::is_indexed_entry(v) || tree_entry || has_message)
+        {
+            continue;
+        }
+        let excluded = v
+            .get("message")
+            .and_then(|m| m.get("excludeFromContext"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        ins_active.execute(params![
+            s.session_id,
+            active,
+            seq as i64,
+            has_message.then_some(messages),
+            if excluded { 0 } else { 1 }
+        ])?;
+        active += 1;
+        if has_message {
+            messages += 1;
+        }
+    }
+    conn.prepare_cached(
+        "INSERT INTO session_transcript_index_state (session_id, indexed_seq, leaf_event_id, needs_rebuild, active_event_count, active_message_count, updated_at) VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        s.session_id,
+        events.len() as i64 - 1,
+        leaf,
+        active,
+        messages,
+        s.now_ms
+    ])?;
+    conn.prepare_cached(
+        "INSERT INTO transcript_rewrite_watermarks (session_id, generation, updated_at) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        s.session_id,
+        uuid::Uuid::new_v4().simple().to_string(),
+        s.now_ms
+    ])?;
+    Ok(())
+}
