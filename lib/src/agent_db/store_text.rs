@@ -28,6 +28,50 @@ pub fn is_internal_effects_key(key: &str) -> bool {
     }
 }
 
+/// The store text of the one row keyed `key` (`{}` when there is none, or when the row
+/// is one the full text leaves out): what a lookup of an exact key needs, without
+/// reading the other rows.
+pub fn read_key(db: &AgentDb, key: &str) -> Result<DbStoreText, AgentDbError> {
+    let entry: Option<String> = db
+        .conn
+        .query_row(
+            "SELECT entry_json FROM session_nodes WHERE session_key = ?1",
+            [key],
+            |r| r.get(0),
+        )
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(db.err(e)),
+        })?;
+    let mut text = String::from("{");
+    let mut warnings = Vec::new();
+    if let Some(entry) = entry.filter(|_| !is_internal_effects_key(key)) {
+        if is_object_text(&entry) {
+            text.push('\n');
+            crate::jsjson::write_string(&mut text, key);
+            text.push(':');
+            text.push_str(&entry);
+        } else {
+            warnings.push(not_an_object(db, key));
+        }
+    }
+    text.push_str("\n}");
+    Ok(DbStoreText { text, warnings })
+}
+
+fn is_object_text(entry: &str) -> bool {
+    entry.trim_start().starts_with('{')
+        && serde_json::from_str::<serde::de::IgnoredAny>(entry).is_ok()
+}
+
+fn not_an_object(db: &AgentDb, key: &str) -> String {
+    format!(
+        "{}: session_nodes {key:?}: entry_json is not a JSON object; skipped",
+        db.path.display()
+    )
+}
+
 /// Reads every `session_nodes` row into a store text.
 pub fn read(db: &AgentDb) -> Result<DbStoreText, AgentDbError> {
     let mut st = db
@@ -45,13 +89,8 @@ pub fn read(db: &AgentDb) -> Result<DbStoreText, AgentDbError> {
         if is_internal_effects_key(&key) {
             continue;
         }
-        let ok = entry.trim_start().starts_with('{')
-            && serde_json::from_str::<serde::de::IgnoredAny>(&entry).is_ok();
-        if !ok {
-            warnings.push(format!(
-                "{}: session_nodes {key:?}: entry_json is not a JSON object; skipped",
-                db.path.display()
-            ));
+        if !is_object_text(&entry) {
+            warnings.push(not_an_object(db, &key));
             continue;
         }
         if !first {
