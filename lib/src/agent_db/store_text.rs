@@ -60,6 +60,18 @@ pub fn read_key(db: &AgentDb, key: &str) -> Result<DbStoreText, AgentDbError> {
     Ok(DbStoreText { text, warnings })
 }
 
+/// Column `i` of row `r` as text, borrowed from SQLite.
+fn text_at<'r>(db: &AgentDb, r: &'r rusqlite::Row<'_>, i: usize) -> Result<&'r str, AgentDbError> {
+    let v = r.get_ref(i).map_err(|e| db.err(e))?;
+    v.as_str().map_err(|e| {
+        db.err(rusqlite::Error::FromSqlConversionFailure(
+            i,
+            v.data_type(),
+            Box::new(e),
+        ))
+    })
+}
+
 fn is_object_text(entry: &str) -> bool {
     entry.trim_start().starts_with('{')
         && serde_json::from_str::<serde::de::IgnoredAny>(entry).is_ok()
@@ -73,24 +85,37 @@ fn not_an_object(db: &AgentDb, key: &str) -> String {
 }
 
 /// Reads every `session_nodes` row into a store text.
+///
+/// A row the gateway has validated (`entry_valid = 1`) is taken as the JSON object it
+/// checked, without parsing it again: the schema's triggers reset `entry_valid` to 0 on
+/// every write of `entry_json`, so a row changed since is parsed as any other. Rows are
+/// borrowed from SQLite, not copied twice.
 pub fn read(db: &AgentDb) -> Result<DbStoreText, AgentDbError> {
     let mut st = db
         .conn
-        .prepare("SELECT session_key, entry_json FROM session_nodes ORDER BY session_key")
+        .prepare(
+            "SELECT session_key, entry_json, entry_valid FROM session_nodes ORDER BY session_key",
+        )
         .map_err(|e| db.err(e))?;
     let mut rows = st.query([]).map_err(|e| db.err(e))?;
-    let mut text = String::with_capacity(4096);
+    let mut text = String::with_capacity(1 << 20);
     let mut warnings = Vec::new();
     text.push('{');
     let mut first = true;
     while let Some(r) = rows.next().map_err(|e| db.err(e))? {
-        let key: String = r.get(0).map_err(|e| db.err(e))?;
-        let entry: String = r.get(1).map_err(|e| db.err(e))?;
-        if is_internal_effects_key(&key) {
+        let key = text_at(db, r, 0)?;
+        if is_internal_effects_key(key) {
             continue;
         }
-        if !is_object_text(&entry) {
-            warnings.push(not_an_object(db, &key));
+        let entry = text_at(db, r, 1)?;
+        let validated = r.get_ref(2).ok().and_then(|v| v.as_i64().ok()) == Some(1);
+        let ok = if validated {
+            entry.trim_start().starts_with('{') && entry.trim_end().ends_with('}')
+        } else {
+            is_object_text(entry)
+        };
+        if !ok {
+            warnings.push(not_an_object(db, key));
             continue;
         }
         if !first {
@@ -98,9 +123,9 @@ pub fn read(db: &AgentDb) -> Result<DbStoreText, AgentDbError> {
         }
         first = false;
         text.push('\n');
-        crate::jsjson::write_string(&mut text, &key);
+        crate::jsjson::write_string(&mut text, key);
         text.push(':');
-        text.push_str(&entry);
+        text.push_str(entry);
     }
     text.push_str("\n}");
     Ok(DbStoreText { text, warnings })
@@ -118,13 +143,15 @@ mod tests {
         c.execute_batch(r#"INSERT INTO session_nodes VALUES ('b','s2','{"sessionId":"s2","updatedAt":2}',1,2);
             INSERT INTO session_nodes VALUES ('a"q','s1','{"sessionId":"s1","updatedAt":1}',1,1);
             INSERT INTO session_nodes VALUES ('agent:main:internal-session-effects:x','s3','{}',1,1);
-            INSERT INTO session_nodes VALUES ('c','s4','[1]',1,1);"#).unwrap();
+            INSERT INTO session_nodes VALUES ('c','s4','[1]',1,1);
+            INSERT INTO session_nodes VALUES ('d','s5','{"sessionId":',0,1);"#).unwrap();
         drop(c);
         let db = AgentDb::open(&p).unwrap();
         let t = read(&db).unwrap();
         let v: serde_json::Value = serde_json::from_str(&t.text).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["a\"q", "b"]);
-        assert_eq!(t.warnings.len(), 1);
+        // `[1]` (validated, not an object) and the unvalidated torn row.
+        assert_eq!(t.warnings.len(), 2, "{:?}", t.warnings);
     }
 }
