@@ -17,8 +17,8 @@ use clawstate::report::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::check_all;
 use clawstate::transcript::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
 use clawstate::transcript::{
-    self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
-    tree,
+    self, append, check, context, history, history_db, locks, migrate, reader, repair, session,
+    stats, tail, tree,
 };
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
@@ -512,7 +512,33 @@ fn history_cmd(
         max_chars: history::CHAT_HISTORY_TEXT_MAX_CHARS,
         now_ms: ctx.now_ms,
     };
-    let page = tail::chat_history(&s.file, &q).or_fail()?;
+    // A session of the agent database: what the 9.6 gateway adds on that path.
+    let db = match (&s.agent_db, &s.session_id) {
+        (Some(path), Some(sid)) => Some((
+            clawstate::agent_db::AgentDb::open(path).or_fail()?,
+            sid.clone(),
+        )),
+        _ => None,
+    };
+    let db_history = match &db {
+        Some((db, sid)) => {
+            let agent = s.target.as_ref().map_or("main", |t| t.agent_id.as_str());
+            Some(history_db::DbHistory::new(db, agent, sid).or_fail()?)
+        }
+        None => None,
+    };
+    let mut annotate_failed = None;
+    let page = tail::chat_history_with(&s.file, &q, &mut |messages| {
+        if let Some(h) = &db_history {
+            if let Err(e) = h.annotate(messages, q.max_chars) {
+                annotate_failed.get_or_insert(e);
+            }
+        }
+    })
+    .or_fail()?;
+    if let Some(e) = annotate_failed {
+        return Err(e).or_fail();
+    }
     if raw_page {
         let mut doc = Map::new();
         doc.insert("messages".into(), Value::Array(page.messages.clone()));
@@ -530,7 +556,21 @@ fn history_cmd(
         }
         return common::emit_data(mode, &Value::Object(doc));
     }
-    let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
+    let result = match &db_history {
+        Some(h) => {
+            let pending = h.pending_inputs().or_fail()?;
+            let mut r = history::sessions_history_result_within(
+                &s.display_key,
+                &page,
+                include_tools,
+                offset,
+                history::SESSIONS_HISTORY_MAX_BYTES - history::json_bytes(&pending),
+            );
+            history_db::add_pending_inputs(&mut r, pending);
+            r
+        }
+        None => history::sessions_history_result(&s.display_key, &page, include_tools, offset),
+    };
     match mode {
         OutputMode::Json => print_json(&result),
         OutputMode::Ndjson => {

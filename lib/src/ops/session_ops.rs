@@ -204,12 +204,18 @@ pub struct ShownEntry {
 /// `show KEY`: the entry a key (or sessionId) resolves to.
 pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
     let target = target_for_key(ctx, request)?;
-    let store = SessionStore::load(
-        &target.store_path,
-        LoadOptions {
-            hydrate_prompts: false,
-        },
-    )?;
+    let opts = LoadOptions {
+        hydrate_prompts: false,
+    };
+    // On the database layout an exact key is one row: the rest is read only when the
+    // request is an alias or a sessionId.
+    let canonical = crate::session::session_key::resolve_store_key(request, &ctx.key_context());
+    let exact = SessionStore::load_db_key(&target.store_path, &canonical, opts)?
+        .filter(|s| s.entries().contains_key(&canonical));
+    let store = match exact {
+        Some(s) => s,
+        None => SessionStore::load(&target.store_path, opts)?,
+    };
     let matched = find(&store, ctx, request)?;
     let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
     if let Some(db_path) = crate::agent_db::layout::db_for_store(&target.store_path) {

@@ -253,8 +253,20 @@ pub fn read_store_text(path: &Path) -> Result<Option<StoreText>, StoreError> {
 /// The store text of an agent database (`agent_db::store_text`), with its warnings: a
 /// schema newer than the one we know, legacy files still beside the database.
 fn read_db_store_text(store_path: &Path, db_path: &Path) -> Result<StoreText, StoreError> {
+    read_db_store_text_with(store_path, db_path, crate::agent_db::store_text::read)
+}
+
+/// [`read_db_store_text`] with the rows `read` takes from the database.
+fn read_db_store_text_with(
+    store_path: &Path,
+    db_path: &Path,
+    read: impl FnOnce(
+        &crate::agent_db::AgentDb,
+    )
+        -> Result<crate::agent_db::store_text::DbStoreText, crate::agent_db::AgentDbError>,
+) -> Result<StoreText, StoreError> {
     let db = crate::agent_db::AgentDb::open(db_path)?;
-    let t = crate::agent_db::store_text::read(&db)?;
+    let t = read(&db)?;
     let mut warnings = t.warnings;
     warnings.extend(db.schema.warning(db_path));
     let leftovers = crate::agent_db::layout::legacy_leftovers(store_path);
@@ -289,14 +301,35 @@ impl SessionStore {
     /// Loads `path` with every load normalisation of §2.3. A missing file is an empty
     /// store; an empty, malformed, non-UTF-8 or non-object file is an error.
     pub fn load(path: &Path, opts: LoadOptions) -> Result<Self, StoreError> {
-        let Some(StoreText {
+        match read_store_text(path)? {
+            Some(t) => Self::from_text(path, t, opts),
+            None => Ok(SessionStore::empty(path)),
+        }
+    }
+
+    /// The store of an agent database holding only the row keyed `key` (none when there
+    /// is no such row), loaded as [`SessionStore::load`] loads every row; `None` when the
+    /// store is not on the database layout. An exact-key lookup reads one row, not all.
+    pub fn load_db_key(
+        path: &Path,
+        key: &str,
+        opts: LoadOptions,
+    ) -> Result<Option<Self>, StoreError> {
+        let Some(db_path) = crate::agent_db::layout::db_for_store(path) else {
+            return Ok(None);
+        };
+        let t = read_db_store_text_with(path, &db_path, |db| {
+            crate::agent_db::store_text::read_key(db, key)
+        })?;
+        Self::from_text(path, t, opts).map(Some)
+    }
+
+    fn from_text(path: &Path, t: StoreText, opts: LoadOptions) -> Result<Self, StoreError> {
+        let StoreText {
             text,
             body_start,
             warnings,
-        }) = read_store_text(path)?
-        else {
-            return Ok(SessionStore::empty(path));
-        };
+        } = t;
         let body = &text[body_start..];
         let raw = parse_store_text(path, body)?;
         let had_bom = body_start != 0;

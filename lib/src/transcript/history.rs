@@ -869,6 +869,36 @@ fn sanitize_block(block: &Value, preserve_tool: bool, max: usize) -> Value {
     Value::Object(e)
 }
 
+/// One content block as the display projection sanitizes it (not a tool result's).
+pub(crate) fn sanitize_display_block(block: &Value, max: usize) -> Value {
+    sanitize_block(block, false, max)
+}
+
+/// Whether `block` is a text block whose `textSignature` gives it the `commentary` phase.
+pub(crate) fn is_commentary_text(block: &Value) -> bool {
+    is_text_type(s_of(block, "type"))
+        && parse_text_signature_phase(block.get("textSignature")).as_deref() == Some("commentary")
+}
+
+/// Whether `t` is a tool call or result block type.
+pub(crate) fn is_tool_block(t: Option<&str>) -> bool {
+    is_tool_block_type(t)
+}
+
+/// Whether `t` is an assistant text block type.
+pub(crate) fn is_text_block(t: Option<&str>) -> bool {
+    is_text_type(t)
+}
+
+/// The text block the mixed tool projection keeps for `text` (`None` when blank).
+pub(crate) fn mixed_text_block(text: &str, max: usize) -> Option<Value> {
+    if js_trim(text).is_empty() {
+        return None;
+    }
+    let (t, _) = truncate_chat_text(&strip_inline_directive_tags(text), max);
+    (!js_trim(&t).is_empty()).then(|| json!({"type": "text", "text": t}))
+}
+
 fn parse_text_signature_phase(v: Option<&Value>) -> Option<String> {
     let s = v?.as_str()?;
     if js_trim(s).is_empty() || !s.starts_with('{') {
@@ -2774,6 +2804,24 @@ pub fn sessions_history_result(
     include_tools: bool,
     requested_offset: Option<u64>,
 ) -> Value {
+    sessions_history_result_within(
+        display_key,
+        page,
+        include_tools,
+        requested_offset,
+        SESSIONS_HISTORY_MAX_BYTES,
+    )
+}
+
+/// [`sessions_history_result`] with `max_bytes` for the messages (the 80 KiB less what
+/// else the result carries).
+pub fn sessions_history_result_within(
+    display_key: &str,
+    page: &ChatHistory,
+    include_tools: bool,
+    requested_offset: Option<u64>,
+    max_bytes: usize,
+) -> Value {
     let selected: Vec<&Value> = page
         .messages
         .iter()
@@ -2784,18 +2832,16 @@ pub fn sessions_history_result(
         .map(|m| sanitize_history_message(m))
         .collect();
     let content_truncated = sanitized.iter().any(|s| s.1);
-    let (capped, bytes) = cap_array_by_json_bytes(
-        sanitized.into_iter().map(|s| s.0).collect(),
-        SESSIONS_HISTORY_MAX_BYTES,
-    );
+    let (capped, bytes) =
+        cap_array_by_json_bytes(sanitized.into_iter().map(|s| s.0).collect(), max_bytes);
     let dropped = capped.len() < selected.len();
-    let (items, bytes, hard) = if bytes <= SESSIONS_HISTORY_MAX_BYTES {
+    let (items, bytes, hard) = if bytes <= max_bytes {
         (capped, bytes, false)
     } else {
         let last = capped.last().cloned().unwrap_or(Value::Null);
         let only = vec![last.clone()];
         let lb = json_bytes(&Value::Array(only.clone()));
-        if lb <= SESSIONS_HISTORY_MAX_BYTES {
+        if lb <= max_bytes {
             (only, lb, true)
         } else {
             let mut ph = json!({"role":"assistant","content":"[sessions_history omitted: message too large]"});

@@ -13,6 +13,7 @@ pub mod check_all;
 pub mod context;
 pub mod entry;
 pub mod history;
+pub mod history_db;
 pub mod locks;
 pub mod migrate;
 pub mod partial;

@@ -781,6 +781,20 @@ pub struct HistoryQuery {
 /// `chat.history` for a transcript file: the first page from the bounded tail read,
 /// offset pages from the full index.
 pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, ReadError> {
+    chat_history_with(path, q, &mut |_| {})
+}
+
+/// [`chat_history`] with `before_budget` applied to the projected messages before the
+/// gateway's final budget (the agent database path adds what 9.6 adds there).
+pub fn chat_history_with(
+    path: &DataPath,
+    q: &HistoryQuery,
+    before_budget: &mut dyn FnMut(&mut Vec<Value>),
+) -> Result<ChatHistory, ReadError> {
+    let mut budget = |mut projected: Vec<Value>| {
+        before_budget(&mut projected);
+        history::apply_chat_history_budget(projected, q.now_ms)
+    };
     let max = q.limit.unwrap_or(200).min(1000);
     let raw_window = max.max(1) * 20 + 20;
     let file = match path.open_read() {
@@ -851,7 +865,7 @@ pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, Re
             };
             let projected = history::augment_canvas(projected);
             Ok(ChatHistory {
-                messages: history::apply_chat_history_budget(projected, q.now_ms),
+                messages: budget(projected),
                 ..ChatHistory::default()
             })
         }
@@ -869,7 +883,7 @@ pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, Re
             let local = history::drop_pre_session_start_announce_pairs(local, started);
             let projected = history::augment_canvas(project_recent(local));
             Ok(ChatHistory {
-                messages: history::apply_chat_history_budget(projected, q.now_ms),
+                messages: budget(projected),
                 ..ChatHistory::default()
             })
         }
@@ -898,7 +912,7 @@ pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, Re
             let local = drop_overread(msgs, overread);
             let local = history::drop_pre_session_start_announce_pairs(local, started);
             let projected = history::augment_canvas(project_recent(local));
-            let messages = history::apply_chat_history_budget(projected, q.now_ms);
+            let messages = budget(projected);
             Ok(page(messages, 0, total, raw_page))
         }
         Some(offset) => {
@@ -919,7 +933,7 @@ pub fn chat_history(path: &DataPath, q: &HistoryQuery) -> Result<ChatHistory, Re
             let local = history::drop_pre_session_start_announce_pairs(local, started);
             let projected = history::project_chat_display(local, q.max_chars);
             let projected = history::augment_canvas(history::cap_offset_projected(projected, max));
-            let messages = history::apply_chat_history_budget(projected, q.now_ms);
+            let messages = budget(projected);
             Ok(page(messages, offset, total, raw_page))
         }
     }
