@@ -24,8 +24,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use signals_support::scenarios::{
-    changes, drain, human, pending, register, replay, scenarios, spawn, version, Sc, MAIN, OPS,
-    T0,
+    changes, drain, human, pending, register, replay, scenarios, spawn, version, Sc, MAIN, OPS, T0,
 };
 use signals_support::{dump_tables, ok, stdout, Sandbox};
 
@@ -296,7 +295,12 @@ fn store_provenance_matches_openclaw_2026_9_6_on_a_migrated_database() {
         ok(v15.signals(T0, &args));
     }
     ok(v15.watch(T0, &["add", MAIN, grp]));
-    assert_eq!(dump_tables(&v15.db())["cursorColumns"].as_array().map(Vec::len), Some(7));
+    assert_eq!(
+        dump_tables(&v15.db())["cursorColumns"]
+            .as_array()
+            .map(Vec::len),
+        Some(7)
+    );
 
     // ... migrated to 18 by 9.6 (a read opens it: the column stays absent).
     let migrated = root.path().join("migrated");
@@ -347,7 +351,8 @@ fn store_provenance_matches_openclaw_2026_9_6_on_a_migrated_database() {
     // The steps did what the scenario says (so that agreement is not vacuous).
     let last = &results[0]["tables"]["cursors"];
     assert!(
-        last.to_string().contains("<stateDir>") || last.to_string().contains("openclaw-agent.sqlite"),
+        last.to_string().contains("<stateDir>")
+            || last.to_string().contains("openclaw-agent.sqlite"),
         "no cursor got a store: {last}"
     );
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
@@ -392,7 +397,10 @@ fn a_newer_state_schema_is_read_with_a_warning_and_never_written() {
     let before = std::fs::read(sb.db()).expect("read");
     for (bin, args) in [
         ("claw-signals", vec!["list", "--ndjson"]),
-        ("claw-signals", vec!["version", "agent:main:subagent:n1", "--json"]),
+        (
+            "claw-signals",
+            vec!["version", "agent:main:subagent:n1", "--json"],
+        ),
         ("claw-watch", vec!["list", "--ndjson"]),
         ("claw-watch", vec!["pending"]),
     ] {
@@ -428,9 +436,16 @@ fn a_newer_state_schema_is_read_with_a_warning_and_never_written() {
         };
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(65), "{bin} {args:?} refuses: {err}");
-        assert!(err.contains("19"), "{bin} {args:?} names the version: {err}");
+        assert!(
+            err.contains("19"),
+            "{bin} {args:?} names the version: {err}"
+        );
     }
-    assert_eq!(std::fs::read(sb.db()).expect("read"), before, "never written");
+    assert_eq!(
+        std::fs::read(sb.db()).expect("read"),
+        before,
+        "never written"
+    );
 }
 
 #[test]
@@ -441,7 +456,14 @@ fn cursor_json_on_schema_18_carries_the_store() {
     ok(sb.signals(
         T0,
         &[
-            "record", "--session", c, "--kind", "child_spawned", "--actor-id", MAIN, "--run-id",
+            "record",
+            "--session",
+            c,
+            "--kind",
+            "child_spawned",
+            "--actor-id",
+            MAIN,
+            "--run-id",
             "run-j",
         ],
     ));
@@ -453,4 +475,96 @@ fn cursor_json_on_schema_18_carries_the_store() {
         .to_string_lossy()
         .into_owned();
     assert_eq!(v[0]["watcherStorePath"], json!(expected), "{text}");
+}
+
+#[test]
+fn the_sweep_asks_the_agent_database_not_a_leftover_sessions_json() {
+    let Some(peer) = peer() else { return };
+    let root = tempfile::tempdir().expect("tempdir");
+    let fixture = session_fixture(&peer, root.path());
+    let sb = sandbox96(&root.path().join("ours"));
+    let other = "agent:main:other";
+    let c = "agent:main:subagent:s1";
+    let now = T0 + 1000;
+    for w in [MAIN, other] {
+        ok(sb.signals(
+            now,
+            &[
+                "record",
+                "--session",
+                c,
+                "--kind",
+                "child_spawned",
+                "--actor-id",
+                w,
+                "--run-id",
+                &format!("run-{w}"),
+            ],
+        ));
+    }
+    ok(sb.signals(
+        now,
+        &[
+            "record",
+            "--session",
+            c,
+            "--kind",
+            "human_direct_message",
+            "--via",
+            "x",
+        ],
+    ));
+    ok(sb.watch(now, &["drain", MAIN]));
+    ok(sb.watch(now, &["drain", other]));
+    ok(sb.signals(
+        now,
+        &[
+            "record",
+            "--session",
+            c,
+            "--kind",
+            "human_direct_message",
+            "--via",
+            "y",
+        ],
+    ));
+    ok(sb.signals(
+        now,
+        &[
+            "record",
+            "--session",
+            c,
+            "--kind",
+            "human_direct_message",
+            "--via",
+            "z",
+        ],
+    ));
+    // The agent is on the database layout (it holds agent:main:main only); a
+    // sessions.json left beside it names the other watcher, and is never read.
+    replay(
+        &sb,
+        &json!({"op": "session", "session": MAIN, "sessionId": "x", "now": now}),
+        Some(&fixture),
+    );
+    let legacy = sb.state_dir.join("agents/main/sessions");
+    std::fs::create_dir_all(&legacy).expect("dir");
+    std::fs::write(
+        legacy.join("sessions.json"),
+        json!({ (other): {"sessionId": "s", "updatedAt": now} }).to_string(),
+    )
+    .expect("store");
+    let text = ok(sb.watch(now + 1000, &["sweep", "--dry-run"]));
+    assert!(text.contains(&format!("\"{c}\"")), "{text}");
+    let reopened: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("changesSince"))
+        .collect();
+    assert_eq!(
+        reopened.len(),
+        1,
+        "only agent:main:main's session exists: {text}"
+    );
+    let json = ok(sb.watch(now + 1000, &["sweep", "--dry-run", "--json"]));
+    assert!(json.contains(MAIN) && !json.contains(other), "{json}");
 }

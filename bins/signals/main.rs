@@ -500,7 +500,7 @@ fn changes_since(
     let after = parse_version(raw_version)?;
     let key = resolve_key(ctx, raw_key)?;
     let agent = agent_for(ctx, &key);
-    let mut sdb = db.open_log(ctx)?;
+    let mut sdb = db.open_log(PROG, ctx)?;
     let changes =
         journal::changes_since(&mut sdb, &key, &agent, after, limit.unwrap_or(200)).or_fail()?;
     if !changes.has_head

@@ -288,9 +288,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 until,
                 include_existing: !new_only,
                 safety_tick,
+                stores: Some(presence::watcher_stores(&ctx)),
             };
             // A host without the signal log has nothing to stream: say so (65).
-            drop(db.open_log(&ctx)?);
+            drop(db.open_log(PROG, &ctx)?);
             let path = db.path(&ctx);
             let fixed = ctx.fixed_clock.then_some(ctx.now_ms);
             let now = move || fixed.unwrap_or_else(clawstate::clock::system_now_ms);
@@ -382,7 +383,7 @@ fn sweep(
         let list: Vec<Notice> = notices::sweep_candidates(&mut sdb)
             .or_fail()?
             .into_iter()
-            .filter(|c| exists(&c.watcher_session_key))
+            .filter(|c| exists(&c.watcher_session_key) && cursors::is_deliverable(&sdb, c))
             .map(|c| Notice {
                 watcher_session_key: c.watcher_session_key.clone(),
                 target_session_key: c.target_session_key.clone(),

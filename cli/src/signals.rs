@@ -67,8 +67,8 @@ impl DbArgs {
     /// 2026.7's) sees an empty log and says why on stderr; a writer refuses it (65). An
     /// explicit `--schema` that an existing database contradicts is noted.
     pub fn open(&self, prog: &str, ctx: &StateContext, access: Access) -> Result<StateDb, Failure> {
-        let db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
-        self.note_on(prog, &db);
+        let mut db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 
@@ -84,19 +84,24 @@ impl DbArgs {
     ) -> Result<StateDb, Failure> {
         let (path, host) = (self.path(ctx), self.host(ctx));
         let read = StateDb::open_read_as(&path, &host).or_fail()?;
-        let db = if dry_run || !read.has_signal_log() {
+        let mut db = if dry_run || !read.has_signal_log() {
             read
         } else {
             drop(read);
             StateDb::open_write_as(&path, &host).or_fail()?
         };
-        self.note_on(prog, &db);
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 
-    /// Says on stderr why an opened database has no signal log, or that it contradicts an
-    /// explicit `--schema`.
-    fn note_on(&self, prog: &str, db: &StateDb) {
+    /// Says on stderr why an opened database has no signal log, that its schema is newer
+    /// than clawstate writes (read only), or that it contradicts an explicit `--schema`;
+    /// tells it where the watchers' session stores are.
+    fn note_on(&self, prog: &str, db: &mut StateDb, ctx: &StateContext) {
+        db.set_watcher_stores(clawstate::signals::presence::watcher_stores(ctx));
+        if let Some(w) = db.newer_schema_warning() {
+            note(prog, &w);
+        }
         if let Some(why) = db.no_signal_log() {
             note(prog, &format!("{why}; the signal log reads as empty"));
         }
@@ -117,14 +122,15 @@ impl DbArgs {
     /// Opens the database for a read that answers from the signal log itself (a session's
     /// changes since a version, a stream of notices): a host without the log is an error
     /// (65), not an empty answer.
-    pub fn open_log(&self, ctx: &StateContext) -> Result<StateDb, Failure> {
-        let db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
+    pub fn open_log(&self, prog: &str, ctx: &StateContext) -> Result<StateDb, Failure> {
+        let mut db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
         if let Some(why) = db.no_signal_log() {
             return Err(Failure::new(
                 clawstate::exit::DATA_ERR,
                 format!("{why}; there are no state versions, changes or notices to report"),
             ));
         }
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 }

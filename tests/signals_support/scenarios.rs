@@ -627,4 +627,3 @@ pub fn pragmas(db: &Path) -> Value {
             "SELECT meta_key, role, schema_version, agent_id, app_version FROM schema_meta"),
     })
 }
-
