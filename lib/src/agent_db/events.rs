@@ -167,7 +167,8 @@ fn scratch_dirs() -> &'static Mutex<Vec<PathBuf>> {
     })
 }
 
-fn scratch_dir() -> std::io::Result<PathBuf> {
+/// The process's private 0700 scratch directory (removed at exit), made on first use.
+pub(crate) fn scratch_dir() -> std::io::Result<PathBuf> {
     let dirs = scratch_dirs();
     let mut g = dirs.lock().map_err(|_| std::io::Error::other("poisoned"))?;
     if let Some(d) = g.first() {
