@@ -67,6 +67,9 @@ impl DbArgs {
     /// 2026.7's) sees an empty log and says why on stderr; a writer refuses it (65). An
     /// explicit `--schema` that an existing database contradicts is noted.
     pub fn open(&self, prog: &str, ctx: &StateContext, access: Access) -> Result<StateDb, Failure> {
+        if access == Access::Write {
+            self.gateway_rule(prog, ctx)?;
+        }
         let mut db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
         self.note_on(prog, &mut db, ctx);
         Ok(db)
@@ -88,10 +91,41 @@ impl DbArgs {
             read
         } else {
             drop(read);
+            self.gateway_rule(prog, ctx)?;
             StateDb::open_write_as(&path, &host).or_fail()?
         };
         self.note_on(prog, &mut db, ctx);
         Ok(db)
+    }
+
+    /// The live-gateway rule of the write commands, as for the other binaries' writes the
+    /// gateway has no method for ([`clawstate::delegation`]): while a gateway owns the state
+    /// dir a write refuses (75) unless `--offline` says to go on (with a warning), and
+    /// `--via-gateway` always refuses. The gateway's RPC records no signal events and moves
+    /// no cursors, and its notice queue lives in its memory: a notice opened or
+    /// acknowledged by another process never reaches or leaves that queue. A `--db` other
+    /// than the state dir's is no gateway's.
+    pub fn gateway_rule(&self, prog: &str, ctx: &StateContext) -> Result<(), Failure> {
+        use clawstate::delegation::{self, GatewayRoute};
+        let own_db = self.path(ctx) == ctx.layout.state_db_path();
+        if !own_db && ctx.options.route != GatewayRoute::Required {
+            return Ok(());
+        }
+        let why = "the gateway's RPC has no method that records signal events or moves watch cursors, and its notice queue lives in its memory (a notice opened or acknowledged here never reaches or leaves it)";
+        if ctx.options.route == GatewayRoute::Offline {
+            if let Some(owner) = ctx.live_gateway() {
+                crate::warn(
+                    prog,
+                    &format!(
+                        "the OpenClaw gateway (pid {}) is running; writing the signal log offline anyway (--offline): {why}",
+                        owner.pid
+                    ),
+                );
+            }
+            return Ok(());
+        }
+        delegation::refuse_unless_offline(ctx, false, "a signal-log write", why)
+            .map_err(|e| Failure::from_error(prog, &e))
     }
 
     /// Says on stderr why an opened database has no signal log, that its schema is newer
