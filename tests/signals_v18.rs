@@ -114,29 +114,44 @@ fn ours(sb: &Sandbox, step: &Value, session_db: &Path) -> Value {
     replay(sb, step, Some(session_db))
 }
 
+/// One side's results of a scenario: its step outputs, final tables and state dir.
+struct Side<'a> {
+    outputs: &'a [Value],
+    tables: &'a Value,
+    dir: &'a Path,
+}
+
+impl<'a> Side<'a> {
+    /// The peer's side from its probe result.
+    fn peer(r: &'a Value, dir: &'a Path) -> Side<'a> {
+        Side {
+            outputs: r["outputs"].as_array().map_or(&[], Vec::as_slice),
+            tables: &r["tables"],
+            dir,
+        }
+    }
+}
+
 fn compare(
     name: &str,
     steps: &[Value],
-    peer_r: &Value,
-    peer_dir: &Path,
-    our_out: &[Value],
-    our_tables: &Value,
-    our_dir: &Path,
+    peer: Side<'_>,
+    ours: Side<'_>,
     mismatches: &mut Vec<String>,
 ) {
     for (j, step) in steps.iter().enumerate() {
-        let p = normalized(&peer_r["outputs"][j], peer_dir);
-        let o = normalized(&our_out[j], our_dir);
         if step.get("deliberate").is_some() {
             continue;
         }
+        let p = normalized(peer.outputs.get(j).unwrap_or(&Value::Null), peer.dir);
+        let o = normalized(&ours.outputs[j], ours.dir);
         if p != o {
             mismatches.push(format!("{name} step {j} {step}:\n  peer: {p}\n  ours: {o}"));
         }
     }
     for table in ["events", "heads", "cursors", "sequence", "cursorColumns"] {
-        let p = normalized(&peer_r["tables"][table], peer_dir);
-        let o = normalized(&our_tables[table], our_dir);
+        let p = normalized(&peer.tables[table], peer.dir);
+        let o = normalized(&ours.tables[table], ours.dir);
         if p != o {
             let cut = |v: &Value| v.to_string().chars().take(1500).collect::<String>();
             mismatches.push(format!(
@@ -190,14 +205,16 @@ fn signals_match_openclaw_2026_9_6_on_schema_18() {
             json!("watcher_store_path"),
             "ours was created at 18"
         );
+        let peer_dir = root.path().join("peer").join(sc.name);
         compare(
             sc.name,
             &sc.steps,
-            &results[i],
-            &root.path().join("peer").join(sc.name),
-            out,
-            tables,
-            dir,
+            Side::peer(&results[i], &peer_dir),
+            Side {
+                outputs: out,
+                tables,
+                dir,
+            },
             &mut mismatches,
         );
     }
@@ -338,14 +355,16 @@ fn store_provenance_matches_openclaw_2026_9_6_on_a_migrated_database() {
         "provenance",
     );
     let mut mismatches = Vec::new();
+    let our_tables = dump_tables(&sb.db());
     compare(
         sc.name,
         &sc.steps,
-        &results[0],
-        &peer_dir,
-        &outputs,
-        &dump_tables(&sb.db()),
-        &sb.state_dir,
+        Side::peer(&results[0], &peer_dir),
+        Side {
+            outputs: &outputs,
+            tables: &our_tables,
+            dir: &sb.state_dir,
+        },
         &mut mismatches,
     );
     // The steps did what the scenario says (so that agreement is not vacuous).
