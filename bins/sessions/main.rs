@@ -1212,9 +1212,15 @@ fn policy(
         ),
         Err(_) => return found.map(|_| ()).or_fail(),
     };
+    // An agent-database entry keeps its channel in `delivery` (2026.9.6's import folds it).
+    let channels = match &found {
+        Ok(s) if s.agent_db.is_some() => clawstate::session::send_policy::EntryChannels::Delivery,
+        _ => clawstate::session::send_policy::EntryChannels::Legacy,
+    };
     let d = clawstate::session::send_policy::resolve_send_policy(
         &store_key,
         entry,
+        channels,
         ctx.config.session(),
         channel,
         chat_type,

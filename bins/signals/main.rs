@@ -29,8 +29,11 @@ const PROG: &str = "claw-signals";
 ///
 /// The log lives in <stateDir>/state/openclaw.sqlite (override with --db): one row per
 /// recorded state change, a head (state version) per session, and the watchers' cursors.
-/// Every change is one BEGIN IMMEDIATE transaction with a 5 s busy timeout, safe next to a
-/// running gateway. Schemas 15 to 18 are written; a newer one is only read. A missing
+/// Every change is one BEGIN IMMEDIATE transaction with a 5 s busy timeout. While a gateway
+/// owns the state dir, writes exit 75 unless --offline (its notice queue lives in its
+/// memory and its RPC has no signal-log method; --via-gateway always exits 75). Schemas 15
+/// to 18 are written (18 with 2026.9.6's store provenance); a newer one is only read, with
+/// a warning naming it. A missing
 /// database is created in the canonical schema of the host's release (--schema, else
 /// openclaw.json's meta.lastTouchedVersion: 18 for 2026.9.6 and later, else 15), directory
 /// 0700, file 0600, WAL; reads of a missing database see an empty log.
@@ -42,8 +45,8 @@ const PROG: &str = "claw-signals";
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found (changes-since on an unknown
 /// session), 65 malformed input (event, payload, NDJSON line, a database that is not a
 /// state database or has a newer schema, a host without the signal log), 73 cannot write,
-/// 75 busy (the write lock was held past the 5 s timeout, or an external supervisor owns
-/// the database).
+/// 75 busy (the write lock was held past the 5 s timeout, an external supervisor owns
+/// the database, or a live gateway owns the state dir).
 #[derive(Debug, Parser)]
 #[command(name = "claw-signals", version)]
 struct Cli {
@@ -500,7 +503,7 @@ fn changes_since(
     let after = parse_version(raw_version)?;
     let key = resolve_key(ctx, raw_key)?;
     let agent = agent_for(ctx, &key);
-    let mut sdb = db.open_log(ctx)?;
+    let mut sdb = db.open_log(PROG, ctx)?;
     let changes =
         journal::changes_since(&mut sdb, &key, &agent, after, limit.unwrap_or(200)).or_fail()?;
     if !changes.has_head

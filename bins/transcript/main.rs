@@ -617,7 +617,7 @@ fn tail_cmd(
     raw: bool,
 ) -> Result<(), Failure> {
     let s = if follow {
-        resolve(ctx, arg)?
+        resolve_scoped(ctx, arg, tail_follow_scope())?
     } else {
         resolve_scoped(
             ctx,
@@ -625,12 +625,22 @@ fn tail_cmd(
             session::CopyScope::Tail(tail::RECENT_MESSAGES_MAX_BYTES),
         )?
     };
+    // A session of the agent database is followed through a mirror of its rows that
+    // grows as the gateway commits new ones (the copy `resolve` made does not).
+    let mut mirror = match (&s.agent_db, &s.session_id) {
+        (Some(db), Some(sid)) if follow => Some(
+            clawstate::agent_db::follow::TranscriptMirror::open(db, sid)
+                .map_err(|e| Failure::from_error(PROG, &e))?,
+        ),
+        _ => None,
+    };
+    let file_path = mirror.as_ref().map_or(&s.file, |m| m.path()).clone();
     let mode = if mode == OutputMode::Json {
         OutputMode::Ndjson
     } else {
         mode
     };
-    let opened = match s.file.open_read() {
+    let opened = match file_path.open_read() {
         Ok(f) => Some(f.into_file()),
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(Failure::from_error(PROG, &e)),
@@ -658,7 +668,7 @@ fn tail_cmd(
         )
         .map_err(io_fail)?;
         print_messages(mode, &msgs)?;
-        follower = Some(tail::Follower::at_offset(&s.file, file, size));
+        follower = Some(tail::Follower::at_offset(&file_path, file, size));
     } else if !follow {
         return Err(Failure::new(
             exit::NOT_FOUND,
@@ -668,7 +678,7 @@ fn tail_cmd(
     if !follow {
         return Ok(());
     }
-    let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&s.file));
+    let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&file_path));
     loop {
         let mut rows = Vec::new();
         f.poll(&mut |r, seq| rows.push((r, seq)), &mut |ev| {
@@ -692,8 +702,22 @@ fn tail_cmd(
             };
             print_messages(mode, &msgs)?;
         }
-        std::thread::sleep(tail::Follower::interval());
+        match &mut mirror {
+            // Sleeps on the database's change notifications; rows committed since are
+            // appended to the mirror for the next poll.
+            Some(m) => {
+                m.wait_and_pull(tail::Follower::interval() * 5)
+                    .map_err(|e| Failure::from_error(PROG, &e))?;
+            }
+            None => std::thread::sleep(tail::Follower::interval()),
+        }
     }
+}
+
+/// The copy `tail --follow` needs from `resolve`: files are read in place; a database
+/// session is followed through its own mirror, so the copy can be the small tail one.
+fn tail_follow_scope() -> session::CopyScope {
+    session::CopyScope::Tail(tail::RECENT_MESSAGES_MAX_BYTES)
 }
 
 fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {

@@ -32,6 +32,10 @@ const PROG: &str = "claw-watch";
 /// byte-identical to the gateway's queue lines, `drain` prints and acknowledges them in one
 /// transaction, and `follow` streams them as other processes record events.
 ///
+/// On state schema 18 (2026.9.6) a cursor records its watcher's session store; a notice of
+/// a cursor of another (or no) store never reaches the watcher, so it is not pending, not
+/// drained and not re-opened by a sweep, and a registration re-seeds such a cursor.
+///
 /// The signal log needs OpenClaw 2026.8 or later: on a 2026.7 host (state schema 1, or no
 /// database and a 2026.7 config) nothing is created or changed; add and follow exit 65, the
 /// other commands see no cursors and say so on stderr. A missing database is created as
@@ -40,8 +44,8 @@ const PROG: &str = "claw-watch";
 /// Exit codes: 0 ok, 1 other failure, 2 usage, 3 not found, 65 malformed input (a refused
 /// registration: self-watch or a watcher key that is not agent-qualified; a database that is
 /// not a state database or has a newer schema; a host without the signal log), 73 cannot
-/// write, 75 busy (the write lock was held past the 5 s timeout, or an external supervisor
-/// owns the database).
+/// write, 75 busy (the write lock was held past the 5 s timeout, an external supervisor
+/// owns the database, or a live gateway owns the state dir: writes need --offline).
 #[derive(Debug, Parser)]
 #[command(name = "claw-watch", version)]
 struct Cli {
@@ -288,9 +292,14 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 until,
                 include_existing: !new_only,
                 safety_tick,
+                stores: Some(presence::watcher_stores(&ctx)),
             };
             // A host without the signal log has nothing to stream: say so (65).
-            drop(db.open_log(&ctx)?);
+            drop(db.open_log(PROG, &ctx)?);
+            if opts.drain {
+                // Acknowledging is a write: the live-gateway rule of the other writes.
+                db.gateway_rule(PROG, &ctx)?;
+            }
             let path = db.path(&ctx);
             let fixed = ctx.fixed_clock.then_some(ctx.now_ms);
             let now = move || fixed.unwrap_or_else(clawstate::js::clock::system_now_ms);
@@ -382,7 +391,7 @@ fn sweep(
         let list: Vec<Notice> = notices::sweep_candidates(&mut sdb)
             .or_fail()?
             .into_iter()
-            .filter(|c| exists(&c.watcher_session_key))
+            .filter(|c| exists(&c.watcher_session_key) && cursors::is_deliverable(&sdb, c))
             .map(|c| Notice {
                 watcher_session_key: c.watcher_session_key.clone(),
                 target_session_key: c.target_session_key.clone(),

@@ -67,8 +67,11 @@ impl DbArgs {
     /// 2026.7's) sees an empty log and says why on stderr; a writer refuses it (65). An
     /// explicit `--schema` that an existing database contradicts is noted.
     pub fn open(&self, prog: &str, ctx: &StateContext, access: Access) -> Result<StateDb, Failure> {
-        let db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
-        self.note_on(prog, &db);
+        if access == Access::Write {
+            self.gateway_rule(prog, ctx)?;
+        }
+        let mut db = StateDb::open_as(&self.path(ctx), access, &self.host(ctx)).or_fail()?;
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 
@@ -84,19 +87,56 @@ impl DbArgs {
     ) -> Result<StateDb, Failure> {
         let (path, host) = (self.path(ctx), self.host(ctx));
         let read = StateDb::open_read_as(&path, &host).or_fail()?;
-        let db = if dry_run || !read.has_signal_log() {
+        let mut db = if dry_run || !read.has_signal_log() {
             read
         } else {
             drop(read);
+            self.gateway_rule(prog, ctx)?;
             StateDb::open_write_as(&path, &host).or_fail()?
         };
-        self.note_on(prog, &db);
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 
-    /// Says on stderr why an opened database has no signal log, or that it contradicts an
-    /// explicit `--schema`.
-    fn note_on(&self, prog: &str, db: &StateDb) {
+    /// The live-gateway rule of the write commands, as for the other binaries' writes the
+    /// gateway has no method for ([`clawstate::ops::delegation`]): while a gateway owns the state
+    /// dir a write refuses (75) unless `--offline` says to go on (with a warning), and
+    /// `--via-gateway` always refuses. The gateway's RPC records no signal events and moves
+    /// no cursors, and its notice queue lives in its memory: a notice opened or
+    /// acknowledged by another process never reaches or leaves that queue. A `--db` other
+    /// than the state dir's is no gateway's.
+    pub fn gateway_rule(&self, prog: &str, ctx: &StateContext) -> Result<(), Failure> {
+        use clawstate::install::context::GatewayRoute;
+        use clawstate::ops::delegation;
+        let own_db = self.path(ctx) == ctx.layout.state_db_path();
+        if !own_db && ctx.options.route != GatewayRoute::Required {
+            return Ok(());
+        }
+        let why = "the gateway's RPC has no method that records signal events or moves watch cursors, and its notice queue lives in its memory (a notice opened or acknowledged here never reaches or leaves it)";
+        if ctx.options.route == GatewayRoute::Offline {
+            if let Some(owner) = ctx.live_gateway() {
+                crate::warn(
+                    prog,
+                    &format!(
+                        "the OpenClaw gateway (pid {}) is running; writing the signal log offline anyway (--offline): {why}",
+                        owner.pid
+                    ),
+                );
+            }
+            return Ok(());
+        }
+        delegation::refuse_unless_offline(ctx, false, "a signal-log write", why)
+            .map_err(|e| Failure::from_error(prog, &e))
+    }
+
+    /// Says on stderr why an opened database has no signal log, that its schema is newer
+    /// than clawstate writes (read only), or that it contradicts an explicit `--schema`;
+    /// tells it where the watchers' session stores are.
+    fn note_on(&self, prog: &str, db: &mut StateDb, ctx: &StateContext) {
+        db.set_watcher_stores(clawstate::signals::presence::watcher_stores(ctx));
+        if let Some(w) = db.newer_schema_warning() {
+            note(prog, &w);
+        }
         if let Some(why) = db.no_signal_log() {
             note(prog, &format!("{why}; the signal log reads as empty"));
         }
@@ -117,14 +157,15 @@ impl DbArgs {
     /// Opens the database for a read that answers from the signal log itself (a session's
     /// changes since a version, a stream of notices): a host without the log is an error
     /// (65), not an empty answer.
-    pub fn open_log(&self, ctx: &StateContext) -> Result<StateDb, Failure> {
-        let db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
+    pub fn open_log(&self, prog: &str, ctx: &StateContext) -> Result<StateDb, Failure> {
+        let mut db = StateDb::open_read_as(&self.path(ctx), &self.host(ctx)).or_fail()?;
         if let Some(why) = db.no_signal_log() {
             return Err(Failure::new(
                 clawstate::exit::DATA_ERR,
                 format!("{why}; there are no state versions, changes or notices to report"),
             ));
         }
+        self.note_on(prog, &mut db, ctx);
         Ok(db)
     }
 }

@@ -609,6 +609,7 @@ pub fn session_key(data: &[u8]) {
     let _ = clawstate::session::send_policy::resolve_send_policy(
         &key,
         Some(&entry),
+        clawstate::session::send_policy::EntryChannels::Delivery,
         &Value::Null,
         other.as_deref(),
         Some(&agent),
@@ -733,6 +734,7 @@ pub fn config(data: &[u8]) {
     let _ = clawstate::session::send_policy::resolve_send_policy(
         "agent:main:telegram:group:1",
         None,
+        clawstate::session::send_policy::EntryChannels::Legacy,
         c.session(),
         None,
         None,

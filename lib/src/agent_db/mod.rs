@@ -21,6 +21,7 @@
 pub mod check;
 pub mod du;
 pub mod events;
+pub mod follow;
 pub mod layout;
 pub mod store_text;
 

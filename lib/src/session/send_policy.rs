@@ -4,9 +4,30 @@
 use serde_json::{Map, Value};
 
 use crate::session::session_key::{
-    chat_type_from_key, js_truthy, lower_trim, normalize_chat_type, nullish, opt_lower,
+    chat_type_from_key, field, js_truthy, lower_trim, normalize_chat_type, nullish, opt_lower,
     strip_agent_prefix,
 };
+
+/// Where an entry records the channel it talks on, which depends on the store it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryChannels {
+    /// A `sessions.json` entry (2026.7): `channel`, else `lastChannel`.
+    Legacy,
+    /// An agent-database entry (2026.8+), whose import folded `origin`, `lastChannel`,
+    /// `lastTo` and `channel` into `delivery`: 2026.9.6's `sessionDeliveryChannel`,
+    /// `delivery.context.channel ?? delivery.origin.provider` for an `external` delivery.
+    Delivery,
+}
+
+/// `sessionDeliveryChannel` (2026.9.6): the channel of an external delivery.
+fn delivery_channel(entry: Option<&Map<String, Value>>) -> Option<&Value> {
+    let delivery = nullish(entry.and_then(|e| e.get("delivery")))?;
+    if field(Some(delivery), "kind").and_then(Value::as_str) != Some("external") {
+        return None;
+    }
+    field(field(Some(delivery), "context"), "channel")
+        .or_else(|| field(field(Some(delivery), "origin"), "provider"))
+}
 
 /// Which step of the algorithm produced the decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +79,11 @@ fn matcher<'a>(rule: &'a Value, name: &str) -> Option<&'a Value> {
 /// `resolveSendPolicy` for a store key and its entry under the config's `session` object (§7).
 ///
 /// `call_channel` / `call_chat_type` are the channel and chat type of the send itself, when
-/// known; they take precedence over the entry's and the key's.
+/// known; they take precedence over the entry's (read as `channels` says) and the key's.
 pub fn resolve_send_policy(
     key: &str,
     entry: Option<&Map<String, Value>>,
+    channels: EntryChannels,
     session_cfg: &Value,
     call_channel: Option<&str>,
     call_chat_type: Option<&str>,
@@ -88,8 +110,11 @@ pub fn resolve_send_policy(
         call_channel
             .map(lower_trim)
             .filter(|c| !c.is_empty())
-            .or_else(|| opt_lower(entry_field("channel")))
-            .or_else(|| opt_lower(entry_field("lastChannel")))
+            .or_else(|| match channels {
+                EntryChannels::Legacy => opt_lower(entry_field("channel"))
+                    .or_else(|| opt_lower(entry_field("lastChannel"))),
+                EntryChannels::Delivery => opt_lower(delivery_channel(entry)),
+            })
             .or_else(|| from_key.channel.clone())
     };
     let chat_type = || {
@@ -170,7 +195,7 @@ mod tests {
 
     fn run(key: &str, entry: Option<Value>, cfg: &Value) -> SendDecision {
         let e = entry.map(|v| v.as_object().cloned().unwrap());
-        resolve_send_policy(key, e.as_ref(), cfg, None, None)
+        resolve_send_policy(key, e.as_ref(), EntryChannels::Legacy, cfg, None, None)
     }
 
     #[test]
@@ -229,10 +254,24 @@ mod tests {
         let e = json!({"channel": "slack", "chatType": "direct"})
             .as_object()
             .cloned();
-        let d = resolve_send_policy("agent:main:main", e.as_ref(), &cfg, None, Some("room"));
+        let d = resolve_send_policy(
+            "agent:main:main",
+            e.as_ref(),
+            EntryChannels::Legacy,
+            &cfg,
+            None,
+            Some("room"),
+        );
         assert_eq!(d.decision, "deny");
         // A blank call channel does not hide the entry's.
-        let d = resolve_send_policy("agent:main:main", e.as_ref(), &cfg, Some(" "), None);
+        let d = resolve_send_policy(
+            "agent:main:main",
+            e.as_ref(),
+            EntryChannels::Legacy,
+            &cfg,
+            Some(" "),
+            None,
+        );
         assert_eq!(d.decision, "allow");
         // An unknown chatType matcher is no matcher at all.
         let cfg =
@@ -252,5 +291,48 @@ mod tests {
             json!({"sendPolicy": {"rules": [{"action": "deny", "match": {"keyPrefix": "cron:"}}]}});
         assert_eq!(run("agent:main:cron:x", None, &cfg).decision, "deny");
         assert_eq!(run("Agent:main:cron:x", None, &cfg).decision, "allow");
+    }
+
+    #[test]
+    fn delivery_entries_take_the_channel_from_delivery() {
+        let cfg = json!({"sendPolicy": {"default": "deny", "rules": [
+            {"action": "allow", "match": {"channel": "slack"}}
+        ]}});
+        let run = |entry: Value| {
+            let e = entry.as_object().cloned().unwrap();
+            resolve_send_policy(
+                "agent:main:x",
+                Some(&e),
+                EntryChannels::Delivery,
+                &cfg,
+                None,
+                None,
+            )
+            .decision
+        };
+        let ext = |ctx: Value, origin: Value| json!({"delivery": {"kind": "external", "context": ctx, "origin": origin}});
+        assert_eq!(
+            run(ext(json!({"channel": " Slack "}), json!({"provider": "x"}))),
+            "allow"
+        );
+        // `context.channel ?? origin.provider`: only a missing or null channel falls through.
+        assert_eq!(
+            run(ext(json!({"channel": null}), json!({"provider": "slack"}))),
+            "allow"
+        );
+        assert_eq!(
+            run(ext(json!({"channel": ""}), json!({"provider": "slack"}))),
+            "deny"
+        );
+        assert_eq!(run(ext(json!({}), json!({"provider": "slack"}))), "allow");
+        // Not external, or only the legacy fields: no channel from the entry.
+        assert_eq!(
+            run(json!({"delivery": {"kind": "internal", "context": {"channel": "slack"}}})),
+            "deny"
+        );
+        assert_eq!(
+            run(json!({"lastChannel": "slack", "channel": "slack"})),
+            "deny"
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! Watch cursors (signals spec §3): the per-(watcher, target) watermarks, their seeding at
 //! spawn and at explicit registration, material updates, listing and the watcher reset.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde_json::{json, Map, Value};
@@ -218,26 +220,132 @@ pub fn watcher_store_path(db_path: &Path, watcher: &str) -> Option<String> {
     )
 }
 
-/// What the writer knows about the database it writes cursors into.
-#[derive(Debug, Clone)]
-pub(crate) struct CursorWriter<'a> {
-    /// The database path (for `watcher_store_path`).
-    pub db_path: &'a Path,
-    /// Whether the table has `watcher_store_path`.
-    pub with_path: bool,
+/// Where each watcher's session store is: the path 2026.9.6 records as
+/// `watcher_store_path` and compares a cursor's against (`resolvePhysicalSessionStorePath`
+/// of the watcher's agent: its agent database beside the configured session store,
+/// resolved through existing ancestors).
+#[derive(Clone)]
+pub struct WatcherStores(Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+
+impl WatcherStores {
+    /// Stores computed by `resolve` (watcher key → store path).
+    pub fn new(resolve: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> WatcherStores {
+        WatcherStores(Arc::new(resolve))
+    }
+
+    /// The store of `watcher`, if it has one (agent-qualified keys only).
+    pub fn of(&self, watcher: &str) -> Option<String> {
+        parse_agent_session_key(watcher)?;
+        (self.0)(watcher)
+    }
 }
 
-impl CursorWriter<'_> {
-    fn store_path(&self, watcher: &str) -> Option<String> {
-        if self.with_path {
-            watcher_store_path(self.db_path, watcher)
+impl std::fmt::Debug for WatcherStores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WatcherStores")
+    }
+}
+
+/// The store of an agent database path as 2026.9.6 records it (resolved through existing
+/// ancestors).
+pub fn store_path_text(db: &Path) -> String {
+    super::db::resolve_via_existing_ancestor(db)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Whether `cursor`'s notices reach its watcher: always on a database without store
+/// provenance; on schema 18 only when the cursor's store is the watcher's current one (a
+/// NULL or replaced store is dropped by the gateway's queue as "store replaced").
+pub fn is_deliverable(db: &StateDb, cursor: &Cursor) -> bool {
+    if !db.tracks_watcher_stores() {
+        return true;
+    }
+    cursor.watcher_store_path.is_some()
+        && cursor.watcher_store_path == db.watcher_store(&cursor.watcher_session_key)
+}
+
+/// What the writer knows about the database it writes cursors into.
+#[derive(Debug)]
+pub(crate) struct CursorWriter {
+    /// Whether the table has `watcher_store_path` (set once the writer appends it).
+    with_path: Cell<bool>,
+    /// Whether cursors carry store provenance (schema 18: 2026.9.6's writers).
+    tracks_stores: bool,
+    /// The watchers' current stores.
+    stores: StoreLookup,
+}
+
+/// The current store of each watcher, as the database resolves it.
+#[derive(Debug)]
+struct StoreLookup {
+    stores: Option<WatcherStores>,
+    db_path: PathBuf,
+}
+
+impl StoreLookup {
+    fn of(&self, watcher: &str) -> Option<String> {
+        match &self.stores {
+            Some(s) => s.of(watcher),
+            None => watcher_store_path(&self.db_path, watcher),
+        }
+    }
+}
+
+/// A material update's result: the notice, when one reaches the watcher.
+pub(crate) struct Material {
+    /// The notice (`None`: the cursor belongs to another store and was left as it is, or
+    /// its store is not the watcher's current one, so the queue drops it).
+    pub notice: Option<Notice>,
+}
+
+impl CursorWriter {
+    /// A writer for `db`.
+    pub fn for_db(db: &StateDb) -> CursorWriter {
+        CursorWriter {
+            with_path: Cell::new(db.has_watcher_store_path()),
+            tracks_stores: db.tracks_watcher_stores(),
+            stores: StoreLookup {
+                stores: db.stores_for_writer(),
+                db_path: db.path().to_path_buf(),
+            },
+        }
+    }
+
+    /// Whether the table has `watcher_store_path` now.
+    pub fn with_path(&self) -> bool {
+        self.with_path.get()
+    }
+
+    /// Whether cursors carry store provenance.
+    pub fn tracks_stores(&self) -> bool {
+        self.tracks_stores
+    }
+
+    /// The watcher's current store, where the table records one.
+    pub fn current_store(&self, watcher: &str) -> Option<String> {
+        if self.tracks_stores || self.with_path.get() {
+            self.stores.of(watcher)
         } else {
             None
         }
     }
 
-    /// `upsertSeedCursor` (2026.8.1): all three watermarks at `sequence`; on conflict the
-    /// provenance is kept (2026.9.6 would reset it to explicit).
+    /// `ensureWatcherStoreColumn` (9.6): a migrated schema-18 database gets the column
+    /// appended by its first cursor write.
+    fn ensure_column(&self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        if self.tracks_stores && !self.with_path.get() {
+            tx.execute_batch(
+                "ALTER TABLE session_watch_cursors ADD COLUMN watcher_store_path TEXT",
+            )?;
+            self.with_path.set(true);
+        }
+        Ok(())
+    }
+
+    /// `upsertSeedCursor`: all three watermarks at `sequence`. On conflict 2026.8.1 keeps
+    /// the provenance (and clawstate kept a recorded store); 2026.9.6 (schema 18)
+    /// overwrites both with the new provenance and `store`.
     pub fn seed(
         &self,
         tx: &Transaction<'_>,
@@ -247,7 +355,18 @@ impl CursorWriter<'_> {
         provenance: &str,
         now: i64,
     ) -> rusqlite::Result<()> {
-        if self.with_path {
+        self.ensure_column(tx)?;
+        if self.tracks_stores {
+            tx.prepare_cached(
+                "INSERT INTO session_watch_cursors (watcher_session_key, watcher_store_path, target_session_key, \
+                 last_seen_sequence, notified_sequence, material_sequence, provenance, updated_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5, ?6) \
+                 ON CONFLICT (watcher_session_key, target_session_key) DO UPDATE SET \
+                 watcher_store_path = ?2, provenance = ?5, \
+                 last_seen_sequence = ?4, notified_sequence = ?4, material_sequence = ?4, updated_at = ?6",
+            )?
+            .execute(params![watcher, self.current_store(watcher), target, sequence, provenance, now])?;
+        } else if self.with_path.get() {
             tx.prepare_cached(
                 "INSERT INTO session_watch_cursors (watcher_session_key, watcher_store_path, target_session_key, \
                  last_seen_sequence, notified_sequence, material_sequence, provenance, updated_at) \
@@ -256,7 +375,7 @@ impl CursorWriter<'_> {
                  last_seen_sequence = ?4, notified_sequence = ?4, material_sequence = ?4, updated_at = ?6, \
                  watcher_store_path = COALESCE(watcher_store_path, ?2)",
             )?
-            .execute(params![watcher, self.store_path(watcher), target, sequence, provenance, now])?;
+            .execute(params![watcher, self.current_store(watcher), target, sequence, provenance, now])?;
         } else {
             tx.prepare_cached(
                 "INSERT INTO session_watch_cursors (watcher_session_key, target_session_key, \
@@ -271,7 +390,10 @@ impl CursorWriter<'_> {
     }
 
     /// `updateMaterialCursor` (§4.2): open a notice at `sequence` unless one is pending,
-    /// advance the material watermark; returns the notice to deliver.
+    /// advance the material watermark. `lineage`: the watcher was named by the event (its
+    /// store captured now) rather than found by its cursor. With store provenance a
+    /// lineage watcher's cursor of another store is left as it is, and a cursor keeps its
+    /// own store; the notice reaches the watcher only from its current store.
     pub fn material(
         &self,
         tx: &Transaction<'_>,
@@ -279,8 +401,9 @@ impl CursorWriter<'_> {
         target: &str,
         sequence: i64,
         now: i64,
-    ) -> rusqlite::Result<Notice> {
-        let current = read_cursor(tx, self.with_path, watcher, target)?;
+        lineage: bool,
+    ) -> rusqlite::Result<Material> {
+        let current = read_cursor(tx, self.with_path.get(), watcher, target)?;
         let last_seen = current.as_ref().map_or(0, |c| c.last_seen_sequence);
         let notified = current.as_ref().map_or(0, |c| c.notified_sequence);
         let frozen = if notified == last_seen {
@@ -288,7 +411,22 @@ impl CursorWriter<'_> {
         } else {
             notified
         };
-        if self.with_path {
+        let captured = self.current_store(watcher);
+        let store = match &current {
+            Some(c) => c.watcher_store_path.clone(),
+            None if lineage => captured.clone(),
+            None => None,
+        };
+        if self.tracks_stores && lineage && current.is_some() && captured != store {
+            return Ok(Material { notice: None });
+        }
+        self.ensure_column(tx)?;
+        if self.tracks_stores || self.with_path.get() {
+            let path = if self.tracks_stores {
+                store.clone()
+            } else {
+                self.current_store(watcher)
+            };
             tx.prepare_cached(
                 "INSERT INTO session_watch_cursors (watcher_session_key, watcher_store_path, target_session_key, \
                  last_seen_sequence, notified_sequence, material_sequence, provenance, updated_at) \
@@ -296,15 +434,7 @@ impl CursorWriter<'_> {
                  ON CONFLICT (watcher_session_key, target_session_key) DO UPDATE SET \
                  notified_sequence = ?5, material_sequence = ?6, updated_at = ?7",
             )?
-            .execute(params![
-                watcher,
-                self.store_path(watcher),
-                target,
-                last_seen,
-                frozen,
-                sequence,
-                now
-            ])?;
+            .execute(params![watcher, path, target, last_seen, frozen, sequence, now])?;
         } else {
             tx.prepare_cached(
                 "INSERT INTO session_watch_cursors (watcher_session_key, target_session_key, \
@@ -315,11 +445,14 @@ impl CursorWriter<'_> {
             )?
             .execute(params![watcher, target, last_seen, frozen, sequence, now])?;
         }
-        Ok(Notice {
-            watcher_session_key: watcher.to_string(),
-            target_session_key: target.to_string(),
-            last_seen_sequence: last_seen,
-            queue_only: current.is_some_and(|c| c.is_ambient()),
+        let deliverable = !self.tracks_stores || (store.is_some() && store == captured);
+        Ok(Material {
+            notice: deliverable.then(|| Notice {
+                watcher_session_key: watcher.to_string(),
+                target_session_key: target.to_string(),
+                last_seen_sequence: last_seen,
+                queue_only: current.is_some_and(|c| c.is_ambient()),
+            }),
         })
     }
 }
@@ -353,7 +486,9 @@ pub fn check_registration(watcher: &str, target: &str) -> Result<(), CursorError
 
 /// `registerSessionStateWatch` (§3.3): refuse self and bare watchers; promote an existing
 /// cursor to explicit; otherwise seed at the target's current head (prior history never
-/// notifies). `target_agent` picks the head; `None` means the agent of the target key.
+/// notifies). `target_agent` picks the head. With store provenance (schema 18) an existing
+/// cursor counts only when it belongs to the watcher's current store; one of another (or
+/// no) store is re-seeded at the head with the current store.
 pub fn register(
     db: &mut StateDb,
     watcher: &str,
@@ -362,15 +497,48 @@ pub fn register(
     now: i64,
 ) -> Result<Registration, CursorError> {
     check_registration(watcher, target)?;
-    let db_path = db.path().to_path_buf();
-    let writer = CursorWriter {
-        db_path: &db_path,
-        with_path: db.has_watcher_store_path(),
-    };
-    let with_path = writer.with_path;
-    Ok(db.write(|tx| {
-        if let Some(existing) = read_cursor(tx, with_path, watcher, target)? {
-            let promoted = existing.provenance != PROVENANCE_EXPLICIT;
+    register_as(db, watcher, target, target_agent, now, PROVENANCE_EXPLICIT)
+}
+
+/// `registerMainSessionGroupWatch` (§3.5): an ambient, queue-only watch of a main session
+/// on a group session. An existing cursor (schema 18: of the watcher's current store) is
+/// left as it is; otherwise one is seeded at the group's current head with provenance
+/// `ambient-group`.
+pub fn register_ambient(
+    db: &mut StateDb,
+    watcher: &str,
+    target: &str,
+    target_agent: &str,
+    now: i64,
+) -> Result<Registration, CursorError> {
+    check_registration(watcher, target)?;
+    register_as(
+        db,
+        watcher,
+        target,
+        target_agent,
+        now,
+        PROVENANCE_AMBIENT_GROUP,
+    )
+}
+
+fn register_as(
+    db: &mut StateDb,
+    watcher: &str,
+    target: &str,
+    target_agent: &str,
+    now: i64,
+    provenance: &str,
+) -> Result<Registration, CursorError> {
+    let writer = CursorWriter::for_db(db);
+    let current_store = writer.current_store(watcher);
+    let result = db.write(|tx| {
+        let with_path = writer.with_path();
+        let existing = read_cursor(tx, with_path, watcher, target)?
+            .filter(|c| !writer.tracks_stores() || c.watcher_store_path == current_store);
+        if let Some(existing) = existing {
+            let promoted =
+                provenance == PROVENANCE_EXPLICIT && existing.provenance != PROVENANCE_EXPLICIT;
             if promoted {
                 tx.execute(
                     "UPDATE session_watch_cursors SET provenance = 'explicit' \
@@ -393,59 +561,17 @@ pub fn register(
             )
             .optional()?
             .unwrap_or(0);
-        writer.seed(tx, watcher, target, head, PROVENANCE_EXPLICIT, now)?;
-        let cursor = read_cursor(tx, with_path, watcher, target)?
+        writer.seed(tx, watcher, target, head, provenance, now)?;
+        let cursor = read_cursor(tx, writer.with_path(), watcher, target)?
             .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
         Ok(Registration {
             cursor,
             created: true,
             promoted: false,
         })
-    })?)
-}
-
-/// `registerMainSessionGroupWatch` (§3.5): an ambient, queue-only watch of a main session
-/// on a group session. An existing cursor is left as it is; otherwise one is seeded at the
-/// group's current head with provenance `ambient-group`.
-pub fn register_ambient(
-    db: &mut StateDb,
-    watcher: &str,
-    target: &str,
-    target_agent: &str,
-    now: i64,
-) -> Result<Registration, CursorError> {
-    check_registration(watcher, target)?;
-    let db_path = db.path().to_path_buf();
-    let writer = CursorWriter {
-        db_path: &db_path,
-        with_path: db.has_watcher_store_path(),
-    };
-    let with_path = writer.with_path;
-    Ok(db.write(|tx| {
-        if let Some(existing) = read_cursor(tx, with_path, watcher, target)? {
-            return Ok(Registration {
-                cursor: existing,
-                created: false,
-                promoted: false,
-            });
-        }
-        let head: i64 = tx
-            .query_row(
-                "SELECT last_sequence FROM session_state_heads WHERE session_key = ?1 AND agent_id = ?2",
-                params![target, target_agent],
-                |r| r.get(0),
-            )
-            .optional()?
-            .unwrap_or(0);
-        writer.seed(tx, watcher, target, head, PROVENANCE_AMBIENT_GROUP, now)?;
-        let cursor = read_cursor(tx, with_path, watcher, target)?
-            .ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-        Ok(Registration {
-            cursor,
-            created: true,
-            promoted: false,
-        })
-    })?)
+    });
+    db.refresh_store_column();
+    Ok(result?)
 }
 
 /// Which cursors to list.

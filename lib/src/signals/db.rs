@@ -47,6 +47,8 @@ pub const SCHEMA_VERSION: i64 = 15;
 pub const OLDEST_WRITABLE_SCHEMA: i64 = SIGNAL_LOG_SCHEMA;
 /// The newest state schema clawstate writes to (openclaw@2026.9.6 adds `watcher_store_path`).
 pub const NEWEST_WRITABLE_SCHEMA: i64 = 18;
+/// The first state schema whose cursors carry `watcher_store_path` (openclaw@2026.9.6).
+pub const STORE_PROVENANCE_SCHEMA: i64 = 18;
 /// The `schema_meta.app_version` stamped on a created database: the build whose schema it
 /// reproduces exactly, so the gateway takes its fast path and accepts the file as is.
 pub const SCHEMA_APP_VERSION: &str = "2026.8.1";
@@ -530,6 +532,7 @@ pub struct StateDb {
     missing: bool,
     created: bool,
     no_log: Option<NoSignalLog>,
+    stores: Option<super::cursors::WatcherStores>,
 }
 
 impl StateDb {
@@ -602,6 +605,7 @@ impl StateDb {
             missing: false,
             created: false,
             no_log: None,
+            stores: None,
         };
         db.inspect()?;
         Ok(db)
@@ -629,6 +633,7 @@ impl StateDb {
             missing,
             created: false,
             no_log,
+            stores: None,
         })
     }
 
@@ -694,6 +699,7 @@ impl StateDb {
             missing: false,
             created,
             no_log: None,
+            stores: None,
         };
         db.inspect()?;
         Ok(db)
@@ -730,6 +736,56 @@ impl StateDb {
     /// Whether the cursors table has 2026.9.6's `watcher_store_path` column (schema 18).
     pub fn has_watcher_store_path(&self) -> bool {
         self.has_store_path
+    }
+
+    /// Whether cursors carry 2026.9.6's store provenance (schema 18 and later known ones):
+    /// seeds record the watcher's store, a cursor of another store is re-seeded, never
+    /// advanced by a lineage event, and its notices are undeliverable (`signals.md` §3.7).
+    /// The column itself is appended by the first cursor write when a migrated database
+    /// lacks it, as 9.6's writers do.
+    pub fn tracks_watcher_stores(&self) -> bool {
+        self.user_version >= STORE_PROVENANCE_SCHEMA
+    }
+
+    /// Sets where watchers' session stores are (from the host's config and layout).
+    pub fn set_watcher_stores(&mut self, stores: super::cursors::WatcherStores) {
+        self.stores = Some(stores);
+    }
+
+    /// The store `watcher_store_path` records for `watcher` now: the host's, else the
+    /// agent database beside this state database's state dir.
+    pub fn watcher_store(&self, watcher: &str) -> Option<String> {
+        match &self.stores {
+            Some(s) => s.of(watcher),
+            None => super::cursors::watcher_store_path(&self.path, watcher),
+        }
+    }
+
+    /// The watchers' stores as set by [`StateDb::set_watcher_stores`], for a cursor writer.
+    pub(crate) fn stores_for_writer(&self) -> Option<super::cursors::WatcherStores> {
+        self.stores.clone()
+    }
+
+    /// Re-reads whether the cursors table has `watcher_store_path` (after a write that may
+    /// have appended it).
+    pub fn refresh_store_column(&mut self) {
+        if self.missing || self.no_log.is_some() {
+            return;
+        }
+        if let Ok(b) = column_exists(&self.conn, "session_watch_cursors", "watcher_store_path") {
+            self.has_store_path = b;
+        }
+    }
+
+    /// The warning for a state schema newer than clawstate writes: read only.
+    pub fn newer_schema_warning(&self) -> Option<String> {
+        (self.has_signal_log() && self.user_version > NEWEST_WRITABLE_SCHEMA).then(|| {
+            format!(
+                "{}: state schema {} is newer than {NEWEST_WRITABLE_SCHEMA}, the newest clawstate knows; reading it read-only (nothing is written)",
+                self.path.display(),
+                self.user_version
+            )
+        })
     }
 
     /// Whether the file did not exist (reads see an empty log).

@@ -184,6 +184,9 @@ pub struct FollowOptions {
     /// Re-check without a notification this often ([`SAFETY_TICK`] by default; shorter on
     /// filesystems where inotify misses other hosts' writes, e.g. NFS).
     pub safety_tick: Duration,
+    /// Where the watchers' session stores are (schema 18: only notices of cursors of the
+    /// current store reach a watcher); `None`: beside the database's state dir.
+    pub stores: Option<super::cursors::WatcherStores>,
 }
 
 /// Streams notices: each pending (watcher, target, changesSince) is emitted exactly once
@@ -204,6 +207,9 @@ pub fn follow(
         waiter.wait(remaining(opts.until, opts.safety_tick))?;
     }
     let mut reader = StateDb::open_read(db_path)?;
+    if let Some(s) = &opts.stores {
+        reader.set_watcher_stores(s.clone());
+    }
     let mut writer: Option<StateDb> = None;
     let mut emitted: HashMap<(String, String), i64> = HashMap::new();
     let mut first = true;
@@ -231,7 +237,13 @@ pub fn follow(
             if !to_ack.is_empty() {
                 let w = match &mut writer {
                     Some(w) => w,
-                    None => writer.insert(StateDb::open_write(db_path)?),
+                    None => {
+                        let mut w = StateDb::open_write(db_path)?;
+                        if let Some(s) = &opts.stores {
+                            w.set_watcher_stores(s.clone());
+                        }
+                        writer.insert(w)
+                    }
                 };
                 let mut by_watcher: HashMap<&str, Vec<String>> = HashMap::new();
                 for n in &to_ack {

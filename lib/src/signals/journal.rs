@@ -268,13 +268,9 @@ impl Recorder {
             .payload
             .as_ref()
             .map(|p| crate::js::jsjson::to_string_compact(&Value::Object(p.clone())));
-        let db_path = db.path().to_path_buf();
-        let writer = CursorWriter {
-            db_path: &db_path,
-            with_path: db.has_watcher_store_path(),
-        };
+        let writer = CursorWriter::for_db(db);
         let notifies = kinds::notifies(&input.kind);
-        let (event, inserted, notices, seeded) = db.write(|tx| {
+        let written = db.write(|tx| {
             let changes = tx
                 .prepare_cached(
                     "INSERT INTO session_state_events (dedupe_key, session_key, session_id, agent_id, kind, \
@@ -341,11 +337,15 @@ impl Recorder {
                 if !notifies || input.actor_id.as_deref() == Some(w.as_str()) {
                     continue;
                 }
-                notices.push(writer.material(tx, w, &input.session_key, sequence, now)?);
+                let lineage = input.watcher_session_keys.iter().any(|l| l == w);
+                let m = writer.material(tx, w, &input.session_key, sequence, now, lineage)?;
+                notices.extend(m.notice);
             }
             let event = event_by(tx, "sequence = ?1", &sequence)?;
             Ok((event, true, notices, seeded))
-        })?;
+        });
+        db.refresh_store_column();
+        let (event, inserted, notices, seeded) = written?;
         let mut pruned = false;
         if self.throttle.due(now) {
             retention::prune(db, now, &retention::PruneLimits::default(), false)?;

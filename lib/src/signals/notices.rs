@@ -110,6 +110,7 @@ const PENDING_ORDER: &str = "ORDER BY watcher_session_key, notified_sequence, ta
 pub fn pending(db: &mut StateDb, watchers: &[String]) -> Result<Vec<Notice>, NoticeError> {
     Ok(pending_cursors(db, watchers)?
         .iter()
+        .filter(|c| cursors::is_deliverable(db, c))
         .filter_map(Cursor::pending_notice)
         .collect())
 }
@@ -142,7 +143,8 @@ pub struct Drained {
 
 /// `acknowledgeSessionStateNotices` for every pending notice of `watcher` (§4.4), in one
 /// immediate transaction: `last_seen := notified`, `notified := max(material, notified)`,
-/// and one follow-up opened where material events interleaved. Idle cursors are untouched.
+/// and one follow-up opened where material events interleaved. Idle cursors are untouched,
+/// and so are cursors whose notices never reach the watcher (schema 18: of another store).
 /// With `targets` non-empty only those targets are acknowledged.
 pub fn drain(
     db: &mut StateDb,
@@ -151,6 +153,8 @@ pub fn drain(
     now: i64,
 ) -> Result<Drained, NoticeError> {
     let with_path = db.has_watcher_store_path();
+    let tracks_stores = db.tracks_watcher_stores();
+    let current = db.watcher_store(watcher);
     Ok(db.write(|tx| {
         let rows = cursors::select(
             tx,
@@ -163,6 +167,10 @@ pub fn drain(
         let mut out = Drained::default();
         for c in rows {
             if !targets.is_empty() && !targets.contains(&c.target_session_key) {
+                continue;
+            }
+            if tracks_stores && (c.watcher_store_path.is_none() || c.watcher_store_path != current)
+            {
                 continue;
             }
             let Some(notice) = c.pending_notice() else {
@@ -203,8 +211,9 @@ pub fn sweep_candidates(db: &mut StateDb) -> Result<Vec<Cursor>, NoticeError> {
 
 /// `sweepSessionStateWatchNotices` steps 1–4 (§4.7): for the candidates whose watcher
 /// session exists (`exists`), `notified := material`, `updated_at := now`, in one
-/// transaction; returns the notices a restarted gateway enqueues (`N = last_seen`). The
-/// caller runs the prune (step 5).
+/// transaction; returns the notices a restarted gateway enqueues (`N = last_seen`; on
+/// schema 18 only those of cursors of the watcher's current store reach it). The caller
+/// runs the prune (step 5).
 pub fn sweep(
     db: &mut StateDb,
     now: i64,
@@ -235,6 +244,7 @@ pub fn sweep(
     })?;
     Ok(kept
         .iter()
+        .filter(|c| cursors::is_deliverable(db, c))
         .map(|c| Notice {
             watcher_session_key: c.watcher_session_key.clone(),
             target_session_key: c.target_session_key.clone(),
