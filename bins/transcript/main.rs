@@ -16,10 +16,10 @@ use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::check_all;
 use clawstate::transcript::{
-    self, append, check, context, history, locks, migrate, reader, repair, session, stats, tail,
-    tree,
+    self, append, check, context, history, locks, migrate, reader, session, stats, tail, tree,
 };
-use clawstate::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
+use clawstate::transcript_ops;
+use clawstate::write_lock::{self, WriteLockSettings};
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
 use serde_json::{json, Map, Value};
@@ -348,28 +348,11 @@ fn index_of(t: &reader::Transcript) -> tree::SessionIndex {
 }
 
 fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
-    WriteLockSettings::resolve(&ctx.config.root, |k| ctx.env.var(k).map(String::from))
+    transcript_ops::write_access::lock_settings(ctx)
 }
 
 fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
-    if dry_run {
-        return Ok(());
-    }
-    // `--via-gateway` asks that the write go through the gateway or not at all, and its RPC
-    // has no transcript writes: refuse (75), whether or not a gateway was detected.
-    if ctx.options.route == clawstate::delegation::GatewayRoute::Required {
-        return clawstate::delegation::refuse_unless_offline(
-            ctx,
-            dry_run,
-            "a transcript write",
-            "the gateway's RPC has no method that writes a transcript; run it offline (--offline) with the gateway stopped",
-        )
-        .map_err(|e| Failure::from_error(PROG, &e));
-    }
-    if let Some(w) = clawstate::session_ops::check_live_gateway(ctx).or_fail()? {
-        warn(PROG, &w);
-    }
-    Ok(())
+    transcript_ops::write_access::live_gateway_rule(ctx, dry_run, &mut warning).or_fail()
 }
 
 fn text_of(m: &Value) -> String {
@@ -965,43 +948,6 @@ impl<T> OrFailIo<T> for std::io::Result<T> {
     }
 }
 
-fn write_io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| Failure::new(exit::CANT_CREATE, format!("{}: {e}", path.display()))
-}
-
-/// Where header recovery keeps the original: `<path><suffix>` (`.corrupt-<ts>-<8hex>.jsonl`).
-fn corrupt_copy_path(file: &DataPath, suffix: &str) -> Result<DataPath, Failure> {
-    file.with_suffix(suffix).or_fail()
-}
-
-/// Keeps the original in `corrupt_copy` (never over an existing file, exit 73), then
-/// replaces the transcript atomically with `new_bytes` when there are any.
-fn write_rewrite(
-    file: &DataPath,
-    corrupt_copy: Option<&DataPath>,
-    original: &[u8],
-    new_bytes: Option<&[u8]>,
-) -> Result<(), Failure> {
-    if let Some(copy) = corrupt_copy {
-        let (dir, name) = copy.open_parent().or_fail()?;
-        let created = dir
-            .create_new(name, original, 0o600)
-            .map_err(write_io(copy.path()))?;
-        if !created {
-            return Err(Failure::new(
-                exit::CANT_CREATE,
-                format!("{}: already exists", copy.path().display()),
-            ));
-        }
-    }
-    if let Some(b) = new_bytes {
-        // The file keeps its mode, as the gateway's repair and migrations keep it.
-        let mode = file.mode_or(0o600);
-        clawstate::atomic_file::replace_data_file(file, b, mode).or_fail()?;
-    }
-    Ok(())
-}
-
 fn repair_cmd(
     ctx: &StateContext,
     mode: OutputMode,
@@ -1009,122 +955,30 @@ fn repair_cmd(
     trim: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let path = &s.path;
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(
-            WriteLock::acquire(
-                path,
-                &lock_settings(ctx),
-                AcquireOptions {
-                    allow_reentrant: false,
-                },
-            )
-            .or_fail()?,
-        )
-    };
-    let content = s.file.read().or_fail()?;
-    let mut doc = Map::new();
-    doc.insert("path".into(), json!(path.to_string_lossy()));
-    doc.insert("dryRun".into(), json!(dry_run));
     if trim {
-        let keep = repair::torn_tail_keep_len(&content);
-        doc.insert("tornTail".into(), json!(keep.is_some()));
-        if let Some(k) = keep {
-            doc.insert("removedBytes".into(), json!(content.len() - k));
-            if !dry_run {
-                // Never through a symlink (ELOOP, exit 73), as append opens the file.
-                let f = s.file.open_write().or_fail()?.into_file();
-                f.set_len(k as u64)
-                    .and_then(|()| f.sync_all())
-                    .map_err(write_io(path))?;
-            }
-        }
-        doc.insert("changed".into(), json!(keep.is_some()));
-        return print_doc(mode, &Value::Object(doc.clone()), || {
-            text_line(&match keep {
-                Some(k) => format!(
-                    "{} {} bytes of a torn last line from {}",
+        let r =
+            transcript_ops::repair::trim_torn_tail(ctx, arg, dry_run, &mut warning).or_fail()?;
+        return print_doc(mode, &r, || {
+            text_line(&match r.removed_bytes {
+                Some(n) => format!(
+                    "{} {n} bytes of a torn last line from {}",
                     if dry_run { "would remove" } else { "removed" },
-                    content.len() - k,
-                    path.display()
+                    r.path
                 ),
-                None => format!("{}: no torn last line", path.display()),
+                None => format!("{}: no torn last line", r.path),
             })
         });
     }
-    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
-    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
-    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
-    let base = recovery
-        .as_ref()
-        .map(|r| r.bytes.clone())
-        .unwrap_or_else(|| content.clone());
-    let outcome = repair::repair_content(&base, ctx.now_ms, &mut uuid_v4);
-    let new_bytes = outcome
-        .bytes
-        .clone()
-        .or_else(|| recovery.as_ref().map(|r| r.bytes.clone()));
-    let corrupt_copy = recovery
-        .as_ref()
-        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
-        .transpose()?;
-    if !dry_run {
-        write_rewrite(
-            &s.file,
-            corrupt_copy.as_ref(),
-            &content,
-            new_bytes.as_deref(),
-        )?;
-    }
-    let r = &outcome.report;
-    doc.insert("changed".into(), json!(new_bytes.is_some()));
-    doc.insert("headerRecovered".into(), json!(recovery.is_some()));
-    doc.insert(
-        "corruptCopy".into(),
-        json!(corrupt_copy.as_ref().map(|p| p.path().to_string_lossy())),
-    );
-    doc.insert("droppedLines".into(), json!(r.dropped_lines));
-    doc.insert("droppedLineNumbers".into(), json!(r.dropped_line_numbers));
-    doc.insert(
-        "rewrittenAssistantMessages".into(),
-        json!(r.rewritten_assistant_messages),
-    );
-    doc.insert(
-        "rewrittenUserMessages".into(),
-        json!(r.rewritten_user_messages),
-    );
-    doc.insert(
-        "removedCorruptedImageBlocks".into(),
-        json!(r.removed_corrupted_image_blocks),
-    );
-    doc.insert("insertedToolResults".into(), json!(r.inserted_tool_results));
-    doc.insert("skippedReason".into(), json!(r.skipped_reason));
-    let summary = r.summary();
-    print_doc(mode, &Value::Object(doc), || {
+    let r = transcript_ops::repair::repair(ctx, arg, dry_run, &mut warning).or_fail()?;
+    print_doc(mode, &r, || {
         let verb = if dry_run { "would repair" } else { "repaired" };
-        let mut t = String::new();
-        if let Some(c) = &corrupt_copy {
-            t.push_str(&text_line(&format!(
-                "{} header of {} (copy kept as {})",
-                if dry_run {
-                    "would recover the"
-                } else {
-                    "recovered the"
-                },
-                path.display(),
-                c.path().display()
-            )));
-        }
-        if r.changed() {
-            t.push_str(&text_line(&format!("{verb} {}: {summary}", path.display())));
-        } else if recovery.is_none() {
+        let mut t = recovered_line(dry_run, &r.path, r.corrupt_copy.as_deref());
+        if r.repaired {
+            t.push_str(&text_line(&format!("{verb} {}: {}", r.path, r.summary)));
+        } else if !r.header_recovered {
             t.push_str(&text_line(&format!(
                 "{}: no changes{}",
-                path.display(),
+                r.path,
                 r.skipped_reason
                     .as_ref()
                     .map(|x| format!(" ({x})"))
@@ -1135,8 +989,23 @@ fn repair_cmd(
     })
 }
 
-fn uuid_v4() -> String {
-    repair::new_uuid()
+/// The line saying a header was (or would be) recovered, when a copy was kept.
+fn recovered_line(dry_run: bool, path: &str, corrupt_copy: Option<&str>) -> String {
+    corrupt_copy.map_or_else(String::new, |c| {
+        text_line(&format!(
+            "{} header of {path} (copy kept as {c})",
+            if dry_run {
+                "would recover the"
+            } else {
+                "recovered the"
+            },
+        ))
+    })
+}
+
+/// Prints a library warning as `claw-transcript: warning: …`.
+fn warning(message: &str) {
+    warn(PROG, message);
 }
 
 fn migrate_cmd(
@@ -1145,107 +1014,21 @@ fn migrate_cmd(
     arg: &str,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let path = &s.path;
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(
-            WriteLock::acquire(
-                path,
-                &lock_settings(ctx),
-                AcquireOptions {
-                    allow_reentrant: false,
-                },
-            )
-            .or_fail()?,
-        )
-    };
-    let content = s.file.read().or_fail()?;
-    let t = reader::parse_bytes(&content);
-    if !t.skipped.is_empty() {
-        return Err(Failure::new(
-            exit::DATA_ERR,
-            format!(
-                "{}:{}: {} line(s) are not JSON and a rewrite would drop them; run `repair` first",
-                path.display(),
-                t.skipped[0].line,
-                t.skipped.len()
-            ),
-        ));
-    }
-    // A file whose first row is not a header: SessionManager recovers the header first (a
-    // `.corrupt-<ts>-<8hex>.jsonl` copy; the first header found, or a new one; the other
-    // `session` rows dropped) and migrates the recovered rows by that header's version.
-    // Migrating the rows as they are would never converge (no header to mark as migrated).
-    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
-    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
-    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
-    let corrupt_copy = recovery
-        .as_ref()
-        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
-        .transpose()?;
-    let (report, new_bytes) = match &recovery {
-        Some(r) => (r.migration.clone(), Some(r.bytes.clone())),
-        None => {
-            let mut rows = t.values();
-            let report =
-                migrate::migrate_rows(&mut rows, &mut |taken| migrate::generate_short_id(taken));
-            let bytes = report.migrated.then(|| {
-                migrate::serialize_like_session_manager(
-                    &tree::SessionIndex::build(rows),
-                    ctx.now_ms,
-                )
-            });
-            (report, bytes)
-        }
-    };
-    if !dry_run {
-        write_rewrite(
-            &s.file,
-            corrupt_copy.as_ref(),
-            &content,
-            new_bytes.as_deref(),
-        )?;
-    }
-    let doc = json!({
-        "path": path.to_string_lossy(),
-        "dryRun": dry_run,
-        "fromVersion": report.from_version,
-        "migrated": report.migrated,
-        "idsAdded": report.ids_added,
-        "compactionsRelinked": report.compactions_relinked,
-        "hookMessagesRenamed": report.hook_messages_renamed,
-        "headerRecovered": recovery.is_some(),
-        "corruptCopy": corrupt_copy.as_ref().map(|p| p.path().to_string_lossy()),
-    });
-    print_doc(mode, &doc, || {
-        let mut t = String::new();
-        if let Some(c) = &corrupt_copy {
-            t.push_str(&text_line(&format!(
-                "{} header of {} (copy kept as {})",
-                if dry_run {
-                    "would recover the"
-                } else {
-                    "recovered the"
-                },
-                path.display(),
-                c.path().display()
-            )));
-        }
-        t.push_str(&text_line(&if report.migrated {
+    let r = transcript_ops::migrate::migrate(ctx, arg, dry_run, &mut warning).or_fail()?;
+    print_doc(mode, &r, || {
+        let mut t = recovered_line(dry_run, &r.path, r.corrupt_copy.as_deref());
+        t.push_str(&text_line(&if r.migrated {
             format!(
                 "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)",
                 if dry_run { "would migrate" } else { "migrated" },
-                path.display(),
-                report.from_version,
-                report.ids_added,
-                report.compactions_relinked,
-                report.hook_messages_renamed
+                r.path,
+                r.from_version,
+                r.ids_added,
+                r.compactions_relinked,
+                r.hook_messages_renamed
             )
         } else {
-            format!("{}: already version {}", path.display(), report.from_version)
+            format!("{}: already version {}", r.path, r.from_version)
         }));
         t
     })

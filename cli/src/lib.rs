@@ -16,6 +16,7 @@ use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 use clawstate::terminal_text::{self, TerminalWriter};
 use clawstate::text_table::Layout;
+use serde::Serialize;
 use serde_json::Value;
 
 pub mod findings_cli;
@@ -361,16 +362,22 @@ fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// Prints one result in the chosen mode: `--json` as `JSON.stringify(v, null, 2)`,
-/// `--ndjson` as one line, `text` otherwise.
-pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+/// `--ndjson` as one line, `text` otherwise. `v` is a report type (`#[derive(Serialize)]`,
+/// its fields in the order the JSON shows them) or a [`Value`]; either way the bytes are
+/// `jsjson`'s (JavaScript's number formatting and key order).
+pub fn emit<T: Serialize + ?Sized>(
+    mode: OutputMode,
+    v: &T,
+    text: impl FnOnce() -> String,
+) -> Result<(), Failure> {
     match mode {
         OutputMode::Json => {
-            let mut s = jsjson::to_string_pretty(v);
+            let mut s = jsjson::to_string_pretty(&document(v)?);
             s.push('\n');
             out(&s)
         }
         OutputMode::Ndjson => {
-            let mut s = jsjson::to_string_compact(v);
+            let mut s = jsjson::to_string_compact(&document(v)?);
             s.push('\n');
             out(&s)
         }
@@ -378,9 +385,15 @@ pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Resul
     }
 }
 
+/// A report as the JSON value `jsjson` writes.
+fn document<T: Serialize + ?Sized>(v: &T) -> Result<Value, Failure> {
+    serde_json::to_value(v)
+        .map_err(|e| Failure::new(exit::FAILURE, format!("cannot write output: {e}")))
+}
+
 /// Prints a result that has no text form: one line for `--ndjson`, else
 /// `JSON.stringify(v, null, 2)`.
-pub fn emit_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+pub fn emit_data<T: Serialize + ?Sized>(mode: OutputMode, v: &T) -> Result<(), Failure> {
     let m = if mode == OutputMode::Ndjson {
         OutputMode::Ndjson
     } else {

@@ -46,5 +46,6 @@ pub mod targets;
 pub mod terminal_text;
 pub mod text_table;
 pub mod transcript;
+pub mod transcript_ops;
 pub mod transcript_path;
 pub mod write_lock;

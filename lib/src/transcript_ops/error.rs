@@ -1,0 +1,71 @@
+//! Why a transcript command failed, with the exit code each failure maps to.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::exit::{self, ExitCode};
+
+/// Why a transcript command failed; nothing was written unless the message says so.
+#[derive(Debug, Error)]
+pub enum TranscriptOpError {
+    /// The `SESSION` argument did not resolve, or may not be written.
+    #[error(transparent)]
+    Session(#[from] crate::transcript::session::SessionError),
+    /// The live-gateway rule refused the write.
+    #[error(transparent)]
+    Ops(#[from] crate::session_ops::OpsError),
+    /// `--via-gateway` asked for a write the gateway's RPC does not have.
+    #[error(transparent)]
+    Delegation(#[from] crate::delegation::DelegationError),
+    /// The transcript write lock stayed held, or could not be taken.
+    #[error(transparent)]
+    WriteLock(#[from] crate::write_lock::WriteLockError),
+    /// The transcript (or its copy) could not be opened or read.
+    #[error(transparent)]
+    File(#[from] crate::data_file::DataFileError),
+    /// The atomic replacement failed (the transcript is unchanged).
+    #[error(transparent)]
+    Replace(#[from] crate::atomic_file::AtomicWriteError),
+    /// Writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A header recovery's copy of the original would overwrite a file.
+    #[error("{}: already exists", path.display())]
+    CopyExists {
+        /// The copy's path.
+        path: PathBuf,
+    },
+    /// Lines that are not JSON, which a rewrite would drop.
+    #[error("{}:{line}: {count} line(s) are not JSON and a rewrite would drop them; run `repair` first", path.display())]
+    NotJson {
+        /// The transcript.
+        path: PathBuf,
+        /// The first such line.
+        line: usize,
+        /// How many there are.
+        count: usize,
+    },
+}
+
+impl ExitCode for TranscriptOpError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            TranscriptOpError::Session(e) => e.exit_code(),
+            TranscriptOpError::Ops(e) => e.exit_code(),
+            TranscriptOpError::Delegation(e) => e.exit_code(),
+            TranscriptOpError::WriteLock(e) => e.exit_code(),
+            TranscriptOpError::File(e) => e.exit_code(),
+            TranscriptOpError::Replace(e) => e.exit_code(),
+            TranscriptOpError::Write { .. } | TranscriptOpError::CopyExists { .. } => {
+                exit::CANT_CREATE
+            }
+            TranscriptOpError::NotJson { .. } => exit::DATA_ERR,
+        }
+    }
+}
