@@ -5,7 +5,6 @@ use clawstate_cli as common;
 use clawstate_cli::findings_cli;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use clawstate::context::StateContext;
@@ -16,10 +15,9 @@ use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
 use clawstate::transcript::check_all;
 use clawstate::transcript::{
-    self, append, check, context, history, locks, migrate, reader, session, stats, tail, tree,
+    self, check, context, history, locks, migrate, reader, session, stats, tail, tree,
 };
 use clawstate::transcript_ops;
-use clawstate::write_lock::{self, WriteLockSettings};
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
 use serde_json::{json, Map, Value};
@@ -313,14 +311,6 @@ fn resolve_scoped(
     Ok(s)
 }
 
-/// A `SESSION` to write (dry runs too, which say what the write would do): a transcript
-/// outside the state dir is refused (exit 65, naming both paths).
-fn resolve_for_writing(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
-    session::resolve(ctx, arg)
-        .and_then(session::SessionRef::for_writing)
-        .or_fail()
-}
-
 fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
     let t = reader::read_file(file).or_fail()?;
     let path = file.path();
@@ -345,14 +335,6 @@ fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
 
 fn index_of(t: &reader::Transcript) -> tree::SessionIndex {
     migrate::open_index(t.values()).0
-}
-
-fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
-    transcript_ops::write_access::lock_settings(ctx)
-}
-
-fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
-    transcript_ops::write_access::live_gateway_rule(ctx, dry_run, &mut warning).or_fail()
 }
 
 fn text_of(m: &Value) -> String {
@@ -938,16 +920,6 @@ fn check_cmd(
     Ok(())
 }
 
-trait OrFailIo<T> {
-    fn or_fail_io(self, path: &Path) -> Result<T, Failure>;
-}
-
-impl<T> OrFailIo<T> for std::io::Result<T> {
-    fn or_fail_io(self, path: &Path) -> Result<T, Failure> {
-        self.map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", path.display())))
-    }
-}
-
 fn repair_cmd(
     ctx: &StateContext,
     mode: OutputMode,
@@ -1046,16 +1018,7 @@ fn append_cmd(
 ) -> Result<(), Failure> {
     let message = match (role, text) {
         (r, Some(t)) => {
-            let role = r.unwrap_or_else(|| "user".to_string());
-            let mut m = Map::new();
-            m.insert("role".into(), json!(role));
-            m.insert("content".into(), json!([{"type": "text", "text": t}]));
-            if role == "assistant" {
-                m.insert("provider".into(), json!("openclaw"));
-                m.insert("model".into(), json!("gateway-injected"));
-            }
-            m.insert("timestamp".into(), json!(ctx.now_ms));
-            Value::Object(m)
+            transcript_ops::append::text_message(r.as_deref().unwrap_or("user"), &t, ctx.now_ms)
         }
         (_, None) => {
             let mut s = String::new();
@@ -1074,36 +1037,15 @@ fn append_cmd(
             })?
         }
     };
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let req = append::AppendRequest {
-        path: &s.file,
-        message,
-        session_id: s.session_id.clone(),
-        cwd: ctx.env.cwd().to_string_lossy().into_owned(),
-        now_ms: ctx.now_ms,
-        dedupe,
-        lock: lock_settings(ctx),
-        dry_run,
-    };
-    let o = append::append_message(&req).or_fail()?;
-    let doc = json!({
-        "path": s.path.to_string_lossy(),
-        "dryRun": dry_run,
-        "messageId": o.message_id,
-        "appended": o.appended,
-        "headerCreated": o.header_created,
-        "upgradedLinear": o.upgraded_linear,
-        "newlineRepaired": o.newline_repaired,
-        "entry": o.entry,
-    });
-    print_doc(mode, &doc, || {
+    let o = transcript_ops::append::append(ctx, arg, message, dedupe, dry_run, &mut warning)
+        .or_fail()?;
+    print_doc(mode, &o, || {
         text_line(&if o.appended {
             format!(
                 "{} {} to {}",
                 if dry_run { "would append" } else { "appended" },
                 o.message_id,
-                s.path.display()
+                o.path
             )
         } else {
             format!("already present: {} (same idempotencyKey)", o.message_id)
@@ -1112,43 +1054,31 @@ fn append_cmd(
 }
 
 fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<(), Failure> {
-    let settings = lock_settings(ctx);
+    use transcript_ops::lock_break;
     match action {
         LockAction::Status { session, all } => {
-            let mut paths: Vec<PathBuf> = Vec::new();
-            if let Some(arg) = &session {
-                let s = resolve(ctx, arg)?;
-                paths.push(locks::lock_path_for(&s.path));
-            }
-            if all {
-                for t in ctx.targets().or_fail()? {
-                    let dir = clawstate::session_ops::resolver_for(ctx, &t)
-                        .real_dir()
-                        .to_path_buf();
-                    paths.extend(locks::lock_files_in(&dir).or_fail_io(&dir)?);
-                }
-            }
             if session.is_none() && !all {
                 return Err(Failure::new(
                     exit::USAGE,
                     "lock status: give SESSION or --all",
                 ));
             }
+            let found =
+                lock_break::lock_status(ctx, session.as_deref(), all, &mut warning).or_fail()?;
             let mut rows = Vec::new();
             let mut text = String::new();
-            for p in &paths {
-                if !p.exists() {
-                    text.push_str(&text_line(&format!("{}: not locked", p.display())));
-                    continue;
+            for l in &found {
+                match &l.inspection {
+                    None => text.push_str(&text_line(&format!("{}: not locked", l.path.display()))),
+                    Some(i) => {
+                        text.push_str(&text_line(&locks::lock_line(i)));
+                        rows.push(locks::lock_json(i));
+                    }
                 }
-                let i = write_lock::inspect_lock(p, &settings, ctx.now_ms).or_fail()?;
-                text.push_str(&text_line(&locks::lock_line(&i)));
-                rows.push(locks::lock_json(&i));
             }
             match mode {
-                OutputMode::Json => print_json(&json!({"locks": rows})),
                 OutputMode::Ndjson => common::emit_lines(&rows),
-                OutputMode::Text => out(&text),
+                _ => print_doc(mode, &lock_break::LockStatusReport { locks: rows }, || text),
             }
         }
         LockAction::Break {
@@ -1156,50 +1086,15 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             force,
             dry,
         } => {
-            let s = resolve_for_writing(ctx, &session)?;
-            let lock = locks::lock_path_for(&s.path);
-            if !lock.exists() {
-                return Err(Failure::new(
-                    exit::NOT_FOUND,
-                    format!("{}: not locked", lock.display()),
-                ));
-            }
-            let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
-            if !i.removable && !force {
-                let why = if i.in_use {
-                    locks::in_use_text(&i)
-                } else if i.is_stale() {
-                    format!("stale ({}) but its holder looks alive", i.reasons_string())
+            let r = lock_break::break_lock(ctx, &session, force, dry.dry_run, &mut warning)
+                .or_fail()?;
+            print_doc(mode, &r, || {
+                text_line(&if r.dry_run {
+                    format!("would remove {}", r.lock_path)
+                } else if r.removed {
+                    format!("removed {}", r.lock_path)
                 } else {
-                    "held by a live process".to_string()
-                };
-                return Err(Failure::new(
-                    exit::TEMP_FAIL,
-                    format!(
-                        "{}: {why}; not removed (use --force to remove it anyway)",
-                        lock.display()
-                    ),
-                ));
-            }
-            if !i.removable {
-                live_gateway_rule(ctx, dry.dry_run)?;
-            }
-            let removed = if dry.dry_run {
-                false
-            } else {
-                write_lock::remove_if_unchanged(&lock, &i).or_fail()?
-            };
-            let doc = json!({"lockPath": lock.to_string_lossy(), "dryRun": dry.dry_run, "removed": removed, "lock": locks::lock_json(&i)});
-            print_doc(mode, &doc, || {
-                text_line(&if dry.dry_run {
-                    format!("would remove {}", lock.display())
-                } else if removed {
-                    format!("removed {}", lock.display())
-                } else {
-                    format!(
-                        "{}: changed or vanished meanwhile; left alone",
-                        lock.display()
-                    )
+                    format!("{}: changed or vanished meanwhile; left alone", r.lock_path)
                 })
             })
         }

@@ -27,6 +27,34 @@ pub enum TranscriptOpError {
     /// The atomic replacement failed (the transcript is unchanged).
     #[error(transparent)]
     Replace(#[from] crate::atomic_file::AtomicWriteError),
+    /// The agents to work on could not be resolved.
+    #[error(transparent)]
+    Targets(#[from] crate::targets::TargetError),
+    /// The appender refused or failed.
+    #[error(transparent)]
+    Append(#[from] crate::transcript::append::AppendError),
+    /// Reading a directory failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// There is no lock to break.
+    #[error("{}: not locked", lock.display())]
+    NotLocked {
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The lock's holder looks alive and legitimate (`--force` removes it anyway).
+    #[error("{}: {why}; not removed (use --force to remove it anyway)", lock.display())]
+    LockHeld {
+        /// The lock file.
+        lock: PathBuf,
+        /// Why it may not be removed.
+        why: String,
+    },
     /// Writing a file failed.
     #[error("{}: {source}", path.display())]
     Write {
@@ -66,6 +94,11 @@ impl ExitCode for TranscriptOpError {
                 exit::CANT_CREATE
             }
             TranscriptOpError::NotJson { .. } => exit::DATA_ERR,
+            TranscriptOpError::Targets(e) => e.exit_code(),
+            TranscriptOpError::Append(e) => e.exit_code(),
+            TranscriptOpError::Io { .. } => exit::FAILURE,
+            TranscriptOpError::NotLocked { .. } => exit::NOT_FOUND,
+            TranscriptOpError::LockHeld { .. } => exit::TEMP_FAIL,
         }
     }
 }

@@ -7,7 +7,9 @@
 //! Each command returns a typed result (`#[derive(Serialize)]`, camelCase as the
 //! gateway's JSON) that the binary prints; nothing here writes to stdout.
 
+pub mod append;
 pub mod error;
+pub mod lock_break;
 pub mod locked_rewrite;
 pub mod migrate;
 pub mod repair;
