@@ -1287,7 +1287,7 @@ fn doctor(
         mode,
         &findings,
         a.summary,
-        head,
+        &head,
         &format!(
             "doctor: {} store(s), {} transcript(s): {errors} error(s), {warnings} warning(s), {infos} info",
             report.stores, report.transcripts

@@ -10,17 +10,14 @@ use clap::{Args, Parser, Subcommand};
 use clawstate::context::StateContext;
 use clawstate::data_file::DataPath;
 use clawstate::exit;
-use clawstate::finding_report;
 use clawstate::jsjson;
 use clawstate::terminal_text::{escape_line, escape_text};
-use clawstate::transcript::check_all;
-use clawstate::transcript::{
-    self, check, context, history, locks, migrate, reader, session, stats, tail, tree,
-};
-use clawstate::transcript_ops;
+use clawstate::transcript::{history, locks, migrate, reader, session, stats, tail, tree};
+use clawstate::transcript_ops::{self, context_view, tree_view};
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use context_view::ContextStage;
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 const PROG: &str = "claw-transcript";
 
@@ -479,21 +476,7 @@ fn history_cmd(
     };
     let page = tail::chat_history(&s.file, &q).or_fail()?;
     if raw_page {
-        let mut doc = Map::new();
-        doc.insert("messages".into(), Value::Array(page.messages.clone()));
-        if let Some(o) = page.offset {
-            doc.insert("offset".into(), json!(o));
-        }
-        if let Some(n) = page.next_offset {
-            doc.insert("nextOffset".into(), json!(n));
-        }
-        if let Some(h) = page.has_more {
-            doc.insert("hasMore".into(), json!(h));
-        }
-        if let Some(t) = page.total_messages {
-            doc.insert("totalMessages".into(), json!(t));
-        }
-        return common::emit_data(mode, &Value::Object(doc));
+        return common::emit_data(mode, &page);
     }
     let result = history::sessions_history_result(&s.display_key, &page, include_tools, offset);
     match mode {
@@ -511,7 +494,7 @@ fn history_cmd(
             for m in result["messages"].as_array().into_iter().flatten() {
                 buf.push_str(&message_line(m));
             }
-            if result["truncated"] == json!(true) {
+            if result["truncated"] == Value::Bool(true) {
                 buf.push_str("(truncated)\n");
             }
             out(&buf)
@@ -626,19 +609,6 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
     let t = read(&s.file)?;
     let ix = index_of(&t);
     let tree = ix.tree();
-    let node_json = |n: &tree::TreeNode| {
-        let e = &ix.rows[n.row];
-        json!({
-            "id": n.id,
-            "parentId": n.parent.map(|p| tree.nodes[p].id.as_str()),
-            "depth": n.depth,
-            "type": e.get("type"),
-            "role": e.get("message").and_then(|m| m.get("role")),
-            "label": n.label,
-            "leaf": ix.leaf_id.as_deref() == Some(n.id.as_str()),
-            "children": n.children.iter().map(|&c| tree.nodes[c].id.as_str()).collect::<Vec<_>>(),
-        })
-    };
     fn summary(e: &Value) -> String {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or("?");
         let detail = match ty {
@@ -745,16 +715,16 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
         OutputMode::Ndjson => {
             let mut buf = String::new();
             for n in &tree.nodes {
-                buf.push_str(&jsjson::to_string_compact(&node_json(n)));
+                let node = tree_view::node_view(&ix, &tree, n);
+                let v = serde_json::to_value(&node).map_err(|e| {
+                    Failure::new(exit::FAILURE, format!("cannot write output: {e}"))
+                })?;
+                jsjson::write_compact(&mut buf, &v);
                 buf.push('\n');
             }
             out(&buf)
         }
-        OutputMode::Json => print_json(&json!({
-            "leafId": ix.leaf_id,
-            "roots": tree.roots.iter().map(|&r| tree.nodes[r].id.as_str()).collect::<Vec<_>>(),
-            "nodes": tree.nodes.iter().map(&node_json).collect::<Vec<_>>(),
-        })),
+        OutputMode::Json => common::emit(mode, &tree_view::tree_view(&ix, &tree), String::new),
     }
 }
 
@@ -769,50 +739,32 @@ fn context_cmd(
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let branch = ix.branch(None);
-    let c = transcript::build_context(&branch).or_fail()?;
-    let api = api.or_else(|| context::branch_model_api(&branch));
-    let messages = if raw {
-        c.messages.clone()
+    let stage = if raw {
+        ContextStage::Raw
     } else if no_replay {
-        transcript::convert_to_llm(&c.messages)
+        ContextStage::Converted
     } else {
-        let model_id = c
-            .model
-            .as_ref()
-            .and_then(|m| m.get("modelId"))
-            .and_then(Value::as_str);
-        let policy = context::ReplayPolicy::for_api(api.as_deref(), model_id);
-        context::model_messages(&c.messages, policy, ctx.now_ms)
+        ContextStage::Replayed
     };
-    let est = transcript::estimate_context_tokens(&c.messages);
-    common::emit_data(
-        mode,
-        &json!({
-            "messages": messages,
-            "thinkingLevel": c.thinking_level,
-            "model": c.model,
-            "api": api,
-            "leafId": ix.leaf_id,
-            "estimatedTokens": est.tokens,
-        }),
-    )
+    let view = context_view::model_context(&ix, stage, api, ctx.now_ms).or_fail()?;
+    common::emit_data(mode, &view)
 }
 
 fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let mut doc = stats::stats(&t, &ix);
-    if let Some(o) = doc.as_object_mut() {
-        let mut m = Map::new();
-        m.insert("path".into(), json!(s.path.to_string_lossy()));
-        m.extend(std::mem::take(o));
-        *o = m;
-    }
-    print_doc(mode, &doc, || {
-        let mut buf = String::new();
-        for (k, v) in doc.as_object().into_iter().flatten() {
+    let view = transcript_ops::stats_view::StatsView {
+        path: s.path.to_string_lossy().into_owned(),
+        stats: stats::stats(&t, &ix),
+    };
+    print_doc(mode, &view, || {
+        let mut buf = text_line(&format!(
+            "{:<20} {}",
+            "path",
+            jsjson::to_string_compact(&Value::String(view.path.clone()))
+        ));
+        for (k, v) in view.stats.as_object().into_iter().flatten() {
             buf.push_str(&text_line(&format!(
                 "{k:<20} {}",
                 jsjson::to_string_compact(v)
@@ -830,91 +782,37 @@ fn check_cmd(
     report: &FindingArgs,
     integrity: bool,
 ) -> Result<(), Failure> {
-    let db_opts = |session_id: Option<String>| clawstate::agent_db::check::DbCheckOptions {
-        integrity,
-        session_id,
-    };
     if sessions.is_empty() && !all {
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
-    let min = report.min()?;
-    let mut findings: Vec<check::Finding> = Vec::new();
-    let mut files = 0usize;
-    // While the gateway is live, an entry without its transcript is a session it has just
-    // created: it commits the store first and writes the transcript with the first reply.
-    let live = std::cell::OnceCell::new();
-    let live = || live.get_or_init(|| ctx.live_gateway()).clone();
-    for arg in sessions {
-        let s = resolve(ctx, arg)?;
-        if let (Some(db), Some(t)) = (&s.agent_db, &s.target) {
-            let (f, _) = clawstate::agent_db::check::check_or_report(
-                db,
-                &t.store_path,
-                &db_opts(s.session_id.clone()),
-            );
-            findings.extend(f);
-            files += 1;
-            continue;
-        }
-        match check::check_file(&s.file) {
-            Ok(r) => findings.extend(r.findings),
-            Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
-                (Some(key), Some(owner)) => {
-                    findings.push(check_all::not_written_yet(s.file.path(), key, &owner));
-                    continue;
-                }
-                _ => return Err(Failure::from_error(PROG, &e)),
-            },
-            Err(e) => findings.push(check_all::unreadable(s.file.path(), &e)),
-        }
-        files += 1;
-    }
-    if all {
-        let mut progress = TerminalProgress::new(PROG);
-        let mut db_layout = false;
-        for target in ctx.targets().or_fail()? {
-            if let Some(db) = clawstate::agent_db::layout::db_for_store(&target.store_path) {
-                let (f, n) = clawstate::agent_db::check::check_or_report(
-                    &db,
-                    &target.store_path,
-                    &db_opts(None),
-                );
-                findings.extend(f);
-                files += n;
-                db_layout = true;
-                continue;
-            }
-            let c = check_all::check_store(ctx, &target, &mut |done, total| {
-                progress.update("transcripts", done, total)
-            })
-            .or_fail()?;
-            findings.extend(c.findings);
-            files += c.files;
-        }
-        if db_layout {
-            findings.extend(clawstate::agent_db::check::stale_holders(
-                &ctx.layout.state_dir,
-            ));
-        }
-    }
-    let findings = finding_report::at_least(findings, min);
-    let (errors, warnings, _) = finding_report::counts(&findings);
-    let mut head = Map::new();
-    head.insert("files".into(), json!(files));
-    head.insert("errors".into(), json!(errors));
-    head.insert("warnings".into(), json!(warnings));
+    let req = transcript_ops::check::CheckRequest {
+        sessions,
+        all,
+        integrity,
+        min: report.min()?,
+    };
+    let mut progress = TerminalProgress::new(PROG);
+    let r = transcript_ops::check::check(ctx, &req, &mut warning, &mut |done, total| {
+        progress.update("transcripts", done, total)
+    })
+    .or_fail()?;
+    drop(progress);
+    let c = &r.counts;
     print_findings(
         PROG,
         mode,
-        &findings,
+        &r.findings,
         report.summary,
-        head,
-        &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
+        c,
+        &format!(
+            "{} transcript(s) checked: {} error(s), {} warning(s)",
+            c.files, c.errors, c.warnings
+        ),
     )?;
-    if errors > 0 {
+    if c.errors > 0 {
         return Err(Failure::new(
             exit::DATA_ERR,
-            format!("{errors} error-level finding(s)"),
+            format!("{} error-level finding(s)", c.errors),
         ));
     }
     Ok(())

@@ -33,6 +33,12 @@ pub enum TranscriptOpError {
     /// The appender refused or failed.
     #[error(transparent)]
     Append(#[from] crate::transcript::append::AppendError),
+    /// A transcript could not be read.
+    #[error(transparent)]
+    Read(#[from] crate::transcript::reader::ReadError),
+    /// Checking a store's transcripts failed.
+    #[error(transparent)]
+    CheckAll(#[from] crate::transcript::check_all::CheckAllError),
     /// Reading a directory failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -95,6 +101,8 @@ impl ExitCode for TranscriptOpError {
             }
             TranscriptOpError::NotJson { .. } => exit::DATA_ERR,
             TranscriptOpError::Targets(e) => e.exit_code(),
+            TranscriptOpError::Read(e) => e.exit_code(),
+            TranscriptOpError::CheckAll(e) => e.exit_code(),
             TranscriptOpError::Append(e) => e.exit_code(),
             TranscriptOpError::Io { .. } => exit::FAILURE,
             TranscriptOpError::NotLocked { .. } => exit::NOT_FOUND,
