@@ -16,8 +16,10 @@ use clawstate::store_lock::{LockWait, Waiting};
 use clawstate::targets::TargetSelection;
 use clawstate::terminal_text::{self, TerminalWriter};
 use clawstate::text_table::Layout;
-use serde::Serialize;
 use serde_json::Value;
+
+/// The trait of report types, for binaries that name it in a bound.
+pub use serde::Serialize;
 
 pub mod findings_cli;
 pub mod signals;
@@ -386,7 +388,7 @@ pub fn emit<T: Serialize + ?Sized>(
 }
 
 /// A report as the JSON value `jsjson` writes.
-fn document<T: Serialize + ?Sized>(v: &T) -> Result<Value, Failure> {
+pub fn document<T: Serialize + ?Sized>(v: &T) -> Result<Value, Failure> {
     serde_json::to_value(v)
         .map_err(|e| Failure::new(exit::FAILURE, format!("cannot write output: {e}")))
 }
@@ -430,6 +432,12 @@ pub fn emit_lines(rows: &[Value]) -> Result<(), Failure> {
         s.push('\n');
     }
     out(&s)
+}
+
+/// Prints report rows as NDJSON: one compact object per line (as [`emit_lines`]).
+pub fn emit_each<T: Serialize>(rows: &[T]) -> Result<(), Failure> {
+    let rows = rows.iter().map(document).collect::<Result<Vec<_>, _>>()?;
+    emit_lines(&rows)
 }
 
 /// Prints a warning line on stderr, escaped as one line (`warning` in yellow where

@@ -38,6 +38,7 @@ pub mod send_policy;
 pub mod session_key;
 pub mod session_list;
 pub mod session_ops;
+pub mod session_report;
 pub mod session_restore;
 pub mod signals;
 pub mod store;
