@@ -5,14 +5,16 @@
 use clawstate_cli as common;
 
 use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use clawstate::compaction::auto::AutoRequest;
 use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
-use clawstate::exit::{self, ExitCode};
+use clawstate::exit;
 use clawstate::install::context::StateContext;
 use clawstate::js::jsjson;
 use clawstate::ops::delegation;
@@ -20,7 +22,7 @@ use clawstate::store::store_lock::{LockWait, Waiting};
 use common::{
     out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode, StoreWaitArgs,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 const PROG: &str = "claw-compact";
 
@@ -307,7 +309,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     s.path.display(),
                     j["contextTokens"],
                     j["source"].as_str().unwrap_or(""),
-                    if j["overhead"]["applied"] == json!(true) {
+                    if j["overhead"]["applied"] == Value::Bool(true) {
                         format!(" + {} overhead", j["overhead"]["total"])
                     } else {
                         String::new()
@@ -379,7 +381,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     text_line(&format!(
                         "{} through the gateway: {}",
                         doc["key"].as_str().unwrap_or(&session),
-                        if doc["compacted"] == json!(true) {
+                        if doc["compacted"] == Value::Bool(true) {
                             format!("trimmed, kept {} lines", doc["kept"])
                         } else {
                             "not trimmed".to_string()
@@ -392,7 +394,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
             report_warnings(&doc);
             print_doc(mode, &doc, || {
-                text_line(&if doc["compacted"] == json!(true) {
+                text_line(&if doc["compacted"] == Value::Bool(true) {
                     format!(
                         "{} {}: kept {} lines, original archived as {}",
                         if dry_run { "would trim" } else { "trimmed" },
@@ -479,14 +481,14 @@ fn report_warnings(doc: &Value) {
 }
 
 fn run_text(doc: &Value) -> String {
-    if doc["compacted"] != json!(true) {
+    if doc["compacted"] != Value::Bool(true) {
         return text_line(&format!(
             "{}: not compacted ({})",
             doc["path"].as_str().unwrap_or(""),
             doc["reason"].as_str().unwrap_or("")
         ));
     }
-    let verb = if doc["dryRun"] == json!(true) {
+    let verb = if doc["dryRun"] == Value::Bool(true) {
         "would compact"
     } else {
         "compacted"
@@ -498,7 +500,7 @@ fn run_text(doc: &Value) -> String {
         r["tokensBefore"],
         r["tokensAfter"],
         r["firstKeptEntryId"].as_str().unwrap_or(""),
-        if doc["hardened"] == json!(true) {
+        if doc["hardened"] == Value::Bool(true) {
             " (hardened: summary only)"
         } else {
             ""
@@ -508,10 +510,6 @@ fn run_text(doc: &Value) -> String {
         t.push_str(&text_line(&format!("successor: {f}")));
     }
     t
-}
-
-fn auto_line(key: &str, doc: Value) -> Value {
-    json!({"session": key, "result": doc})
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -526,94 +524,50 @@ fn auto(
     dry_run: bool,
     wait: LockWait,
 ) -> Result<(), Failure> {
-    // A cron run on a live gateway's state refuses before it reads anything (75), whatever
-    // the sessions would need; with --store it warns once here.
-    if let Some(w) = ops::live_gateway_rule(ctx, dry_run).or_fail()? {
-        warn(PROG, &w);
-    }
-    let mut sessions: Vec<String> = Vec::new();
-    if all {
-        for target in ctx.targets().or_fail()? {
-            let store = clawstate::store::SessionStore::load(
-                &target.store_path,
-                clawstate::store::LoadOptions {
-                    hydrate_prompts: false,
-                },
-            )
-            .or_fail()?;
-            for (k, v) in store.entries() {
-                if v.get("sessionId").and_then(Value::as_str).is_some() {
-                    sessions.push(k.clone());
-                }
-            }
-        }
-    } else if let Some(s) = session {
-        sessions.push(s);
-    }
-    let mut lines: Vec<Value> = Vec::new();
-    let emit = |v: Value, lines: &mut Vec<Value>| -> Result<(), Failure> {
-        if mode == OutputMode::Json {
-            lines.push(v);
-            Ok(())
-        } else {
-            out(&(jsjson::to_string_compact(&v) + "\n"))
-        }
+    let req = AutoRequest {
+        session,
+        all,
+        check: *check,
+        run: RunOptions {
+            overrides: check.overrides,
+            source: summary.source(),
+            instructions: summary.instructions.clone(),
+            rotate,
+            keep_tail: false,
+            dry_run,
+            wait,
+            repair: check.repair,
+        },
     };
-    let mut failure: Option<Failure> = None;
-    for name in sessions {
-        // One error per session, at once turned into a line: its size costs nothing here.
-        #[allow(clippy::result_large_err)]
-        let step = (|| -> Result<Value, clawstate::compaction::ops::CompactError> {
-            let s = ops::resolve(ctx, &name)?;
-            if !s.path.is_file() {
-                return Ok(json!({"action": "skipped", "reason": "no transcript"}));
-            }
-            let c = ops::check(ctx, &s, check)?;
-            if !c.due {
-                return Ok(json!({"action": "skipped", "reason": "not due", "check": c.json}));
-            }
-            let st = ops::settings_for(ctx, &s, &check.overrides);
-            let opts = RunOptions {
-                overrides: check.overrides,
-                source: summary.source(),
-                instructions: summary.instructions.clone(),
-                rotate: rotate || st.truncate_after_compaction,
-                keep_tail: false,
-                dry_run,
-                wait,
-                repair: check.repair,
-            };
-            let doc = ops::run(ctx, &s, &opts)?;
-            Ok(
-                json!({"action": if doc["compacted"] == json!(true) { "compacted" } else { "skipped" }, "check": c.json, "run": doc}),
-            )
-        })();
-        match step {
-            Ok(doc) => emit(auto_line(&name, doc), &mut lines)?,
-            Err(e) => {
-                let code = e.exit_code();
-                emit(
-                    auto_line(
-                        &name,
-                        json!({"action": "error", "exitCode": code, "error": e.to_string()}),
-                    ),
-                    &mut lines,
-                )?;
-                if code == exit::TEMP_FAIL {
-                    failure = Some(Failure::new(code, e.to_string()));
-                    break;
+    // One line per session as it completes (cron reads them as they come); --json one
+    // array at the end.
+    let mut lines: Vec<Value> = Vec::new();
+    let mut output: Result<(), Failure> = Ok(());
+    let failure =
+        clawstate::compaction::auto::auto(ctx, &req, &mut |w| warn(PROG, w), &mut |line| {
+            let printed = common::document(&line).and_then(|v| {
+                if mode == OutputMode::Json {
+                    lines.push(v);
+                    Ok(())
+                } else {
+                    out(&(jsjson::to_string_compact(&v) + "\n"))
                 }
-                if failure.is_none() {
-                    failure = Some(Failure::new(code, e.to_string()));
+            });
+            match printed {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(f) => {
+                    output = Err(f);
+                    ControlFlow::Break(())
                 }
             }
-        }
-    }
+        })
+        .or_fail()?;
+    output?;
     if mode == OutputMode::Json {
         out(&(jsjson::to_string_pretty(&Value::Array(lines)) + "\n"))?;
     }
     match failure {
-        Some(f) => Err(f),
+        Some(f) => Err(Failure::new(f.code, f.message)),
         None => Ok(()),
     }
 }

@@ -1,6 +1,8 @@
 //! `claw-sessions`: list, show, patch, reset, delete, resolve and police the entries of
 //! an OpenClaw session store (`sessions.json`), offline.
 
+use clawstate::install::context::StateContext;
+use clawstate::ops::delegation;
 use clawstate_cli as common;
 use clawstate_cli::findings_cli;
 
@@ -8,9 +10,8 @@ use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use clawstate::exit;
-use clawstate::install::context::StateContext;
-use clawstate::ops::delegation;
 use clawstate::ops::session_ops::{self, WriteOptions};
+use clawstate::ops::session_report;
 use clawstate::report::terminal_text::escape_text;
 use clawstate::store::session_list::{self as listing, ListOptions};
 use clawstate::store::store_lock::Waiting;
@@ -18,7 +19,7 @@ use common::{
     note, out, run_main, text_line, warn, Failure, GlobalArgs, ListMode, OrFail, OutputMode,
     StoreWaitArgs,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 const PROG: &str = "claw-sessions";
 
@@ -403,7 +404,7 @@ fn du(ctx: &StateContext, mode: OutputMode, top: usize) -> Result<(), Failure> {
         ));
     }
     match mode {
-        OutputMode::Json => print_json(&json!({ "agents": docs })),
+        OutputMode::Json => print_data(mode, &session_report::DuReport { agents: docs }),
         OutputMode::Ndjson => common::emit_lines(&docs),
         OutputMode::Text => out(&text),
     }
@@ -415,14 +416,8 @@ fn waiting(w: &Waiting<'_>) {
 }
 
 /// Prints a result as data: pretty for `--json`, one line for `--ndjson`.
-fn print_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+fn print_data<T: common::Serialize + ?Sized>(mode: OutputMode, v: &T) -> Result<(), Failure> {
     common::emit(mode, v, String::new)
-}
-
-fn print_json(v: &Value) -> Result<(), Failure> {
-    let mut s = clawstate::js::jsjson::to_string_pretty(v);
-    s.push('\n');
-    out(&s)
 }
 
 /// Prints the answer of a write the gateway did (`--json`: the offline shape plus `"via"`),
@@ -433,11 +428,7 @@ fn delegated(
     text: impl Fn(&Value) -> String,
 ) -> Result<(), Failure> {
     let v = r.map_err(|e| Failure::from_error(PROG, &e))?;
-    match mode {
-        OutputMode::Text => out(&escape_text(&text(&v))),
-        OutputMode::Json => print_json(&v),
-        OutputMode::Ndjson => out(&(clawstate::js::jsjson::to_string_compact(&v) + "\n")),
-    }
+    common::emit(mode, &v, || escape_text(&text(&v)).into_owned())
 }
 
 fn print_warning(w: Option<String>) {
@@ -493,33 +484,13 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
     let s = session_ops::show(ctx, key).or_fail()?;
     // The agent-DB layout: the store and the transcript are the database (the copy read
     // from it is private to this run).
-    let transcript = match (&s.agent_db, &s.transcript) {
-        (Some(db), _) => json!(db.to_string_lossy()),
-        (None, Ok(p)) => json!(p.path().to_string_lossy()),
-        (None, Err(_)) => Value::Null,
-    };
+    let doc = session_report::ShowReport::of(&s);
     let store_path = s
         .agent_db
         .clone()
         .unwrap_or_else(|| s.target.store_path.clone());
-    let mut doc = Map::new();
-    doc.insert("key".into(), json!(s.matched.store_key));
-    doc.insert("agentId".into(), json!(s.target.agent_id));
-    doc.insert("storePath".into(), json!(store_path.to_string_lossy()));
-    if s.agent_db.is_some() {
-        doc.insert("layout".into(), json!("db"));
-    }
-    doc.insert("transcriptPath".into(), transcript);
-    doc.insert("transcriptExists".into(), json!(s.transcript_exists));
-    if let Err(e) = &s.transcript {
-        doc.insert("transcriptError".into(), json!(e));
-    }
     // Outside this state dir (a moved or restored one): the gateway reads it there.
     if let Some(f) = &s.transcript_foreign {
-        doc.insert(
-            "transcriptOutside".into(),
-            json!({"here": f.here.to_string_lossy()}),
-        );
         warn(
             PROG,
             &format!(
@@ -530,17 +501,8 @@ fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> 
             ),
         );
     }
-    doc.insert("entry".into(), Value::Object(s.entry.clone()));
     match mode {
-        OutputMode::Json | OutputMode::Ndjson => {
-            if mode == OutputMode::Ndjson {
-                let mut line = clawstate::js::jsjson::to_string_compact(&Value::Object(doc));
-                line.push('\n');
-                out(&line)
-            } else {
-                print_json(&Value::Object(doc))
-            }
-        }
+        OutputMode::Json | OutputMode::Ndjson => print_data(mode, &doc),
         OutputMode::Text => {
             let mut t = text_line(&format!("Key:        {}", s.matched.store_key));
             t.push_str(&text_line(&format!("Agent:      {}", s.target.agent_id)));
@@ -696,7 +658,7 @@ fn patch_cmd(
                 r.target.store_path.display()
             ));
             t.push_str(&escape_text(&clawstate::js::jsjson::to_string_pretty(
-                &Value::Object(r.after),
+                &Value::Object(r.after.clone()),
             )));
             t.push('\n');
             if w.dry_run {
@@ -706,19 +668,7 @@ fn patch_cmd(
             }
             out(&t)
         }
-        _ => {
-            let mut doc = json!({
-                "key": r.key,
-                "storePath": r.target.store_path.to_string_lossy(),
-                "dryRun": w.dry_run,
-                "written": r.written,
-                "entry": Value::Object(r.after),
-            });
-            if w.dry_run {
-                doc["changes"] = Value::Array(r.changes.iter().map(|c| c.to_json()).collect());
-            }
-            print_data(mode, &doc)
-        }
+        _ => print_data(mode, &session_report::PatchReport::of(&r, w.dry_run)),
     }
 }
 
@@ -759,30 +709,7 @@ fn patch_batch(
     });
     let b = session_ops::patch_many(ctx, keys, patch, w).or_fail()?;
     let several = b.stores.len() > 1;
-    let store_path = |i: usize| b.stores[i].target.store_path.to_string_lossy().to_string();
-    let rows: Vec<Value> = b
-        .entries
-        .iter()
-        .map(|e| {
-            let mut row = json!({
-                "key": e.key,
-                "storePath": store_path(e.store),
-                "written": b.stores[e.store].written,
-                "entry": Value::Object(e.after.clone()),
-            });
-            if w.dry_run {
-                row["changes"] = Value::Array(
-                    b.stores[e.store]
-                        .changes
-                        .iter()
-                        .filter(|c| c.key == e.key)
-                        .map(|c| c.to_json())
-                        .collect(),
-                );
-            }
-            row
-        })
-        .collect();
+    let report = session_report::PatchBatchReport::of(&b, w.dry_run);
     match mode {
         OutputMode::Text => {
             let mut t = String::new();
@@ -810,33 +737,8 @@ fn patch_batch(
             }
             out(&t)
         }
-        OutputMode::Ndjson => common::emit_lines(&rows),
-        OutputMode::Json => {
-            let mut doc = json!({
-                "stores": b.stores.iter().map(|s| json!({
-                    "agentId": s.target.agent_id,
-                    "storePath": s.target.store_path.to_string_lossy(),
-                    "written": s.written,
-                })).collect::<Vec<_>>(),
-                "dryRun": w.dry_run,
-                "patched": rows,
-            });
-            if w.dry_run {
-                doc["changes"] = Value::Array(
-                    b.stores
-                        .iter()
-                        .flat_map(|s| {
-                            s.changes.iter().map(|c| {
-                                let mut v = c.to_json();
-                                v["storePath"] = json!(s.target.store_path.to_string_lossy());
-                                v
-                            })
-                        })
-                        .collect(),
-                );
-            }
-            print_json(&doc)
-        }
+        OutputMode::Ndjson => common::emit_each(&report.patched),
+        OutputMode::Json => print_data(mode, &report),
     }
 }
 
@@ -847,14 +749,6 @@ fn render_batch_diff(
 ) -> String {
     let patched: std::collections::HashSet<&str> = entries.iter().map(|e| e.key.as_str()).collect();
     clawstate::store::save_diff::render_text_for(changes, &|k| patched.contains(k))
-}
-
-fn pairs(v: &[(std::path::PathBuf, std::path::PathBuf)]) -> Value {
-    Value::Array(
-        v.iter()
-            .map(|(a, b)| json!({"from": a.to_string_lossy(), "to": b.to_string_lossy()}))
-            .collect(),
-    )
 }
 
 fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Result<(), Failure> {
@@ -880,10 +774,6 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
     let left = match &r.signal_cursors {
         Some(Err(e)) => Some(Failure::from_error(PROG, e)),
         _ => None,
-    };
-    let signal_cursors = match &r.signal_cursors {
-        Some(Ok(n)) => json!(n),
-        _ => Value::Null,
     };
     let printed = match mode {
         OutputMode::Text => {
@@ -913,21 +803,7 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
             }
             out(&t)
         }
-        _ => print_data(
-            mode,
-            &json!({
-                "key": r.key,
-                "storePath": r.target.store_path.to_string_lossy(),
-                "dryRun": w.dry_run,
-                "previousSessionId": r.previous_session_id,
-                "sessionId": r.entry.get("sessionId"),
-                "sessionFile": r.session_file.to_string_lossy(),
-                "headerWritten": r.header_written,
-                "archived": pairs(&r.archived),
-                "signalCursorsReset": signal_cursors,
-                "entry": Value::Object(r.entry),
-            }),
-        ),
+        _ => print_data(mode, &session_report::ResetReport::of(&r, w.dry_run)),
     };
     printed?;
     left.map_or(Ok(()), Err)
@@ -963,7 +839,6 @@ fn delete(
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let (targets, results) = session_ops::delete(ctx, keys, w).or_fail()?;
-    let several = targets.len() > 1;
     // The deletions stand, but what the state database kept makes the command fail (after
     // its report): one line per session left, the first one's exit code.
     let left: Vec<_> = results
@@ -989,41 +864,10 @@ fn delete(
             ))
         }
     };
-    let rows: Vec<Value> = results
-        .iter()
-        .map(|r| {
-            let forgotten = match &r.signal_state {
-                Some(Ok(f)) => f.to_json(),
-                _ => Value::Null,
-            };
-            let mut row = json!({
-                "key": r.key,
-                "sessionId": r.session_id,
-                "transcriptShared": r.transcript_shared,
-                "archived": pairs(&r.archived),
-                "removedFiles": r.removed_sidecars.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
-                "signalsForgotten": forgotten,
-            });
-            // A batch over several stores says which store each row came from.
-            if several {
-                row["storePath"] = json!(targets[r.store].store_path.to_string_lossy());
-            }
-            row
-        })
-        .collect();
+    let report = session_report::DeleteReport::of(&targets, &results, w.dry_run);
     let printed = match mode {
-        OutputMode::Json if several => print_json(&json!({
-            "storePath": Value::Null,
-            "stores": targets.iter().map(|t| json!({"agentId": t.agent_id, "storePath": t.store_path.to_string_lossy()})).collect::<Vec<_>>(),
-            "dryRun": w.dry_run,
-            "deleted": rows,
-        })),
-        OutputMode::Json => print_json(&json!({
-            "storePath": targets[0].store_path.to_string_lossy(),
-            "dryRun": w.dry_run,
-            "deleted": rows,
-        })),
-        OutputMode::Ndjson => common::emit_lines(&rows),
+        OutputMode::Json => print_data(mode, &report),
+        OutputMode::Ndjson => common::emit_each(&report.deleted),
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
             let mut t = String::new();
@@ -1064,21 +908,16 @@ fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(),
         session_ops::check_live_gateway(ctx).ok().flatten()
     });
     let outcomes = session_ops::relocate(ctx, w).or_fail()?;
-    let stores: Vec<Value> = outcomes
-        .iter()
-        .map(|o| {
-            json!({
-                "storePath": o.target.store_path.to_string_lossy(),
-                "agentId": o.target.agent_id,
-                "relocated": o.relocated.iter().map(|r| json!({"key": r.key, "from": r.from, "to": r.to})).collect::<Vec<_>>(),
-                "left": o.left.iter().map(|l| json!({"key": l.key, "sessionFile": l.session_file, "here": l.here.to_string_lossy(), "reason": l.why})).collect::<Vec<_>>(),
-                "written": o.written,
-            })
-        })
-        .collect();
+    let report = session_report::RelocateReport {
+        dry_run: w.dry_run,
+        stores: outcomes
+            .iter()
+            .map(session_report::RelocatedStore::of)
+            .collect(),
+    };
     match mode {
-        OutputMode::Json => print_json(&json!({"dryRun": w.dry_run, "stores": stores})),
-        OutputMode::Ndjson => common::emit_lines(&stores),
+        OutputMode::Json => print_data(mode, &report),
+        OutputMode::Ndjson => common::emit_each(&report.stores),
         OutputMode::Text => {
             let would = if w.dry_run { "would " } else { "" };
             let mut t = String::new();
@@ -1134,26 +973,7 @@ fn restore(
             }));
             out(&t)
         }
-        _ => {
-            let doc = json!({
-                "key": r.key,
-                "storePath": r.target.store_path.to_string_lossy(),
-                "dryRun": w.dry_run,
-                "archive": r.archive.to_string_lossy(),
-                "restored": r.restored.to_string_lossy(),
-                "reason": r.reason.as_str(),
-                "sessionId": r.session_id,
-                "entryAdded": r.added_entry.map(Value::Object),
-                "written": r.written,
-            });
-            if mode == OutputMode::Ndjson {
-                let mut line = clawstate::js::jsjson::to_string_compact(&doc);
-                line.push('\n');
-                out(&line)
-            } else {
-                print_json(&doc)
-            }
-        }
+        _ => print_data(mode, &session_report::RestoreReport::of(&r, w.dry_run)),
     }
 }
 
@@ -1161,17 +981,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
     let r = session_ops::resolve(ctx, key).or_fail()?;
     let f = &r.freshness;
     let iso = |v: Option<i64>| v.map(clawstate::js::clock::iso_ms);
-    let doc = json!({
-        "key": r.key,
-        "sessionId": r.entry.get("sessionId"),
-        "fresh": f.fresh,
-        "staleReason": f.stale_reason,
-        "dailyResetAt": f.daily_reset_at,
-        "idleExpiresAt": f.idle_expires_at,
-        "exemption": r.exemption,
-        "policy": policy_json(&r.policy),
-        "now": ctx.now_ms,
-    });
+    let doc = session_report::ResolveReport::of(&r, ctx.now_ms);
     match mode {
         OutputMode::Text => out(&format!(
             "{}{}  daily reset at: {}\n  idle expires at: {}\n",
@@ -1187,7 +997,7 @@ fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failur
             )),
             text_line(&format!(
                 "  policy: {}",
-                clawstate::js::jsjson::to_string_compact(&policy_json(&r.policy))
+                clawstate::js::jsjson::to_string_compact(&common::document(&doc.policy)?)
             )),
             iso(f.daily_reset_at).unwrap_or_else(|| "-".into()),
             iso(f.idle_expires_at).unwrap_or_else(|| "-".into()),
@@ -1234,23 +1044,14 @@ fn policy(
         ))),
         _ => print_data(
             mode,
-            &json!({
-                "key": store_key,
-                "entryFound": entry.is_some(),
-                "decision": d.decision,
-                "decidedBy": describe(d.reason),
-            }),
+            &session_report::SendPolicyReport {
+                key: store_key,
+                entry_found: entry.is_some(),
+                decision: d.decision,
+                decided_by: describe(d.reason),
+            },
         ),
     }
-}
-
-fn policy_json(p: &clawstate::session::freshness::ResetPolicy) -> Value {
-    json!({
-        "mode": p.mode.as_str(),
-        "atHour": p.at_hour,
-        "idleMinutes": p.idle_minutes,
-        "configured": p.configured,
-    })
 }
 
 fn describe(d: clawstate::session::send_policy::DecidedBy) -> String {
@@ -1281,19 +1082,20 @@ fn doctor(
     let findings = finding_report::at_least(report.findings, min);
     let (errors, warnings, infos) = finding_report::counts(&findings);
     let code = finding_report::exit_code(&findings);
-    let mut head = Map::new();
-    head.insert("healthy".into(), json!(code == exit::OK));
-    head.insert("stores".into(), json!(report.stores));
-    head.insert("transcripts".into(), json!(report.transcripts));
-    head.insert("errors".into(), json!(errors));
-    head.insert("warnings".into(), json!(warnings));
-    head.insert("infos".into(), json!(infos));
+    let head = session_report::DoctorCounts {
+        healthy: code == exit::OK,
+        stores: report.stores,
+        transcripts: report.transcripts,
+        errors,
+        warnings,
+        infos,
+    };
     findings_cli::print_findings(
         PROG,
         mode,
         &findings,
         a.summary,
-        head,
+        &head,
         &format!(
             "doctor: {} store(s), {} transcript(s): {errors} error(s), {warnings} warning(s), {infos} info",
             report.stores, report.transcripts

@@ -1,28 +1,26 @@
 //! `claw-transcript`: read, check, repair, migrate and append OpenClaw session transcripts
 //! (`<sessionId>.jsonl`) offline, exactly as the gateway reads and writes them.
 
+use clawstate::fs::data_file::DataPath;
+use clawstate::install::context::StateContext;
+use clawstate::transcript::{
+    history, history_db, locks, migrate, reader, session, stats, tail, tree,
+};
 use clawstate_cli as common;
 use clawstate_cli::findings_cli;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use clawstate::exit;
-use clawstate::fs::data_file::DataPath;
-use clawstate::install::context::StateContext;
 use clawstate::js::jsjson;
-use clawstate::report::finding_report;
+use clawstate::ops::transcript_ops::{self, context_view, tree_view};
 use clawstate::report::terminal_text::{escape_line, escape_text};
-use clawstate::transcript::check_all;
-use clawstate::transcript::write_lock::{self, AcquireOptions, WriteLock, WriteLockSettings};
-use clawstate::transcript::{
-    self, append, check, context, history, history_db, locks, migrate, reader, repair, session,
-    stats, tail, tree,
-};
+
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
+use context_view::ContextStage;
 use findings_cli::{print_findings, FindingArgs, TerminalProgress};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 const PROG: &str = "claw-transcript";
 
@@ -313,14 +311,6 @@ fn resolve_scoped(
     Ok(s)
 }
 
-/// A `SESSION` to write (dry runs too, which say what the write would do): a transcript
-/// outside the state dir is refused (exit 65, naming both paths).
-fn resolve_for_writing(ctx: &StateContext, arg: &str) -> Result<session::SessionRef, Failure> {
-    session::resolve(ctx, arg)
-        .and_then(session::SessionRef::for_writing)
-        .or_fail()
-}
-
 fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
     let t = reader::read_file(file).or_fail()?;
     let path = file.path();
@@ -345,31 +335,6 @@ fn read(file: &DataPath) -> Result<reader::Transcript, Failure> {
 
 fn index_of(t: &reader::Transcript) -> tree::SessionIndex {
     migrate::open_index(t.values()).0
-}
-
-fn lock_settings(ctx: &StateContext) -> WriteLockSettings {
-    WriteLockSettings::resolve(&ctx.config.root, |k| ctx.env.var(k).map(String::from))
-}
-
-fn live_gateway_rule(ctx: &StateContext, dry_run: bool) -> Result<(), Failure> {
-    if dry_run {
-        return Ok(());
-    }
-    // `--via-gateway` asks that the write go through the gateway or not at all, and its RPC
-    // has no transcript writes: refuse (75), whether or not a gateway was detected.
-    if ctx.options.route == clawstate::install::context::GatewayRoute::Required {
-        return clawstate::ops::delegation::refuse_unless_offline(
-            ctx,
-            dry_run,
-            "a transcript write",
-            "the gateway's RPC has no method that writes a transcript; run it offline (--offline) with the gateway stopped",
-        )
-        .map_err(|e| Failure::from_error(PROG, &e));
-    }
-    if let Some(w) = clawstate::ops::session_ops::check_live_gateway(ctx).or_fail()? {
-        warn(PROG, &w);
-    }
-    Ok(())
 }
 
 fn text_of(m: &Value) -> String {
@@ -540,21 +505,7 @@ fn history_cmd(
         return Err(e).or_fail();
     }
     if raw_page {
-        let mut doc = Map::new();
-        doc.insert("messages".into(), Value::Array(page.messages.clone()));
-        if let Some(o) = page.offset {
-            doc.insert("offset".into(), json!(o));
-        }
-        if let Some(n) = page.next_offset {
-            doc.insert("nextOffset".into(), json!(n));
-        }
-        if let Some(h) = page.has_more {
-            doc.insert("hasMore".into(), json!(h));
-        }
-        if let Some(t) = page.total_messages {
-            doc.insert("totalMessages".into(), json!(t));
-        }
-        return common::emit_data(mode, &Value::Object(doc));
+        return common::emit_data(mode, &page);
     }
     let result = match &db_history {
         Some(h) => {
@@ -586,7 +537,7 @@ fn history_cmd(
             for m in result["messages"].as_array().into_iter().flatten() {
                 buf.push_str(&message_line(m));
             }
-            if result["truncated"] == json!(true) {
+            if result["truncated"] == Value::Bool(true) {
                 buf.push_str("(truncated)\n");
             }
             out(&buf)
@@ -725,19 +676,6 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
     let t = read(&s.file)?;
     let ix = index_of(&t);
     let tree = ix.tree();
-    let node_json = |n: &tree::TreeNode| {
-        let e = &ix.rows[n.row];
-        json!({
-            "id": n.id,
-            "parentId": n.parent.map(|p| tree.nodes[p].id.as_str()),
-            "depth": n.depth,
-            "type": e.get("type"),
-            "role": e.get("message").and_then(|m| m.get("role")),
-            "label": n.label,
-            "leaf": ix.leaf_id.as_deref() == Some(n.id.as_str()),
-            "children": n.children.iter().map(|&c| tree.nodes[c].id.as_str()).collect::<Vec<_>>(),
-        })
-    };
     fn summary(e: &Value) -> String {
         let ty = e.get("type").and_then(Value::as_str).unwrap_or("?");
         let detail = match ty {
@@ -844,16 +782,16 @@ fn tree_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failu
         OutputMode::Ndjson => {
             let mut buf = String::new();
             for n in &tree.nodes {
-                buf.push_str(&jsjson::to_string_compact(&node_json(n)));
+                let node = tree_view::node_view(&ix, &tree, n);
+                let v = serde_json::to_value(&node).map_err(|e| {
+                    Failure::new(exit::FAILURE, format!("cannot write output: {e}"))
+                })?;
+                jsjson::write_compact(&mut buf, &v);
                 buf.push('\n');
             }
             out(&buf)
         }
-        OutputMode::Json => print_json(&json!({
-            "leafId": ix.leaf_id,
-            "roots": tree.roots.iter().map(|&r| tree.nodes[r].id.as_str()).collect::<Vec<_>>(),
-            "nodes": tree.nodes.iter().map(&node_json).collect::<Vec<_>>(),
-        })),
+        OutputMode::Json => common::emit(mode, &tree_view::tree_view(&ix, &tree), String::new),
     }
 }
 
@@ -868,50 +806,32 @@ fn context_cmd(
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let branch = ix.branch(None);
-    let c = transcript::build_context(&branch).or_fail()?;
-    let api = api.or_else(|| context::branch_model_api(&branch));
-    let messages = if raw {
-        c.messages.clone()
+    let stage = if raw {
+        ContextStage::Raw
     } else if no_replay {
-        transcript::convert_to_llm(&c.messages)
+        ContextStage::Converted
     } else {
-        let model_id = c
-            .model
-            .as_ref()
-            .and_then(|m| m.get("modelId"))
-            .and_then(Value::as_str);
-        let policy = context::ReplayPolicy::for_api(api.as_deref(), model_id);
-        context::model_messages(&c.messages, policy, ctx.now_ms)
+        ContextStage::Replayed
     };
-    let est = transcript::estimate_context_tokens(&c.messages);
-    common::emit_data(
-        mode,
-        &json!({
-            "messages": messages,
-            "thinkingLevel": c.thinking_level,
-            "model": c.model,
-            "api": api,
-            "leafId": ix.leaf_id,
-            "estimatedTokens": est.tokens,
-        }),
-    )
+    let view = context_view::model_context(&ix, stage, api, ctx.now_ms).or_fail()?;
+    common::emit_data(mode, &view)
 }
 
 fn stats_cmd(ctx: &StateContext, mode: OutputMode, arg: &str) -> Result<(), Failure> {
     let s = resolve(ctx, arg)?;
     let t = read(&s.file)?;
     let ix = index_of(&t);
-    let mut doc = stats::stats(&t, &ix);
-    if let Some(o) = doc.as_object_mut() {
-        let mut m = Map::new();
-        m.insert("path".into(), json!(s.path.to_string_lossy()));
-        m.extend(std::mem::take(o));
-        *o = m;
-    }
-    print_doc(mode, &doc, || {
-        let mut buf = String::new();
-        for (k, v) in doc.as_object().into_iter().flatten() {
+    let view = transcript_ops::stats_view::StatsView {
+        path: s.path.to_string_lossy().into_owned(),
+        stats: stats::stats(&t, &ix),
+    };
+    print_doc(mode, &view, || {
+        let mut buf = text_line(&format!(
+            "{:<20} {}",
+            "path",
+            jsjson::to_string_compact(&Value::String(view.path.clone()))
+        ));
+        for (k, v) in view.stats.as_object().into_iter().flatten() {
             buf.push_str(&text_line(&format!(
                 "{k:<20} {}",
                 jsjson::to_string_compact(v)
@@ -929,139 +849,38 @@ fn check_cmd(
     report: &FindingArgs,
     integrity: bool,
 ) -> Result<(), Failure> {
-    let db_opts = |session_id: Option<String>| clawstate::agent_db::check::DbCheckOptions {
-        integrity,
-        session_id,
-    };
     if sessions.is_empty() && !all {
         return Err(Failure::new(exit::USAGE, "check: give SESSION… or --all"));
     }
-    let min = report.min()?;
-    let mut findings: Vec<clawstate::report::finding::Finding> = Vec::new();
-    let mut files = 0usize;
-    // While the gateway is live, an entry without its transcript is a session it has just
-    // created: it commits the store first and writes the transcript with the first reply.
-    let live = std::cell::OnceCell::new();
-    let live = || live.get_or_init(|| ctx.live_gateway()).clone();
-    for arg in sessions {
-        let s = resolve(ctx, arg)?;
-        if let (Some(db), Some(t)) = (&s.agent_db, &s.target) {
-            let (f, _) = clawstate::agent_db::check::check_or_report(
-                db,
-                &t.store_path,
-                &db_opts(s.session_id.clone()),
-            );
-            findings.extend(f);
-            files += 1;
-            continue;
-        }
-        match check::check_file(&s.file) {
-            Ok(r) => findings.extend(r.findings),
-            Err(e @ reader::ReadError::NotFound { .. }) => match (&s.key, live()) {
-                (Some(key), Some(owner)) => {
-                    findings.push(check_all::not_written_yet(s.file.path(), key, &owner));
-                    continue;
-                }
-                _ => return Err(Failure::from_error(PROG, &e)),
-            },
-            Err(e) => findings.push(check_all::unreadable(s.file.path(), &e)),
-        }
-        files += 1;
-    }
-    if all {
-        let mut progress = TerminalProgress::new(PROG);
-        let mut db_layout = false;
-        for target in ctx.targets().or_fail()? {
-            if let Some(db) = clawstate::agent_db::layout::db_for_store(&target.store_path) {
-                let (f, n) = clawstate::agent_db::check::check_or_report(
-                    &db,
-                    &target.store_path,
-                    &db_opts(None),
-                );
-                findings.extend(f);
-                files += n;
-                db_layout = true;
-                continue;
-            }
-            let c = check_all::check_store(ctx, &target, &mut |done, total| {
-                progress.update("transcripts", done, total)
-            })
-            .or_fail()?;
-            findings.extend(c.findings);
-            files += c.files;
-        }
-        if db_layout {
-            findings.extend(clawstate::agent_db::check::stale_holders(
-                &ctx.layout.state_dir,
-            ));
-        }
-    }
-    let findings = finding_report::at_least(findings, min);
-    let (errors, warnings, _) = finding_report::counts(&findings);
-    let mut head = Map::new();
-    head.insert("files".into(), json!(files));
-    head.insert("errors".into(), json!(errors));
-    head.insert("warnings".into(), json!(warnings));
+    let req = transcript_ops::check::CheckRequest {
+        sessions,
+        all,
+        integrity,
+        min: report.min()?,
+    };
+    let mut progress = TerminalProgress::new(PROG);
+    let r = transcript_ops::check::check(ctx, &req, &mut warning, &mut |done, total| {
+        progress.update("transcripts", done, total)
+    })
+    .or_fail()?;
+    drop(progress);
+    let c = &r.counts;
     print_findings(
         PROG,
         mode,
-        &findings,
+        &r.findings,
         report.summary,
-        head,
-        &format!("{files} transcript(s) checked: {errors} error(s), {warnings} warning(s)"),
+        c,
+        &format!(
+            "{} transcript(s) checked: {} error(s), {} warning(s)",
+            c.files, c.errors, c.warnings
+        ),
     )?;
-    if errors > 0 {
+    if c.errors > 0 {
         return Err(Failure::new(
             exit::DATA_ERR,
-            format!("{errors} error-level finding(s)"),
+            format!("{} error-level finding(s)", c.errors),
         ));
-    }
-    Ok(())
-}
-
-trait OrFailIo<T> {
-    fn or_fail_io(self, path: &Path) -> Result<T, Failure>;
-}
-
-impl<T> OrFailIo<T> for std::io::Result<T> {
-    fn or_fail_io(self, path: &Path) -> Result<T, Failure> {
-        self.map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", path.display())))
-    }
-}
-
-fn write_io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| Failure::new(exit::CANT_CREATE, format!("{}: {e}", path.display()))
-}
-
-/// Where header recovery keeps the original: `<path><suffix>` (`.corrupt-<ts>-<8hex>.jsonl`).
-fn corrupt_copy_path(file: &DataPath, suffix: &str) -> Result<DataPath, Failure> {
-    file.with_suffix(suffix).or_fail()
-}
-
-/// Keeps the original in `corrupt_copy` (never over an existing file, exit 73), then
-/// replaces the transcript atomically with `new_bytes` when there are any.
-fn write_rewrite(
-    file: &DataPath,
-    corrupt_copy: Option<&DataPath>,
-    original: &[u8],
-    new_bytes: Option<&[u8]>,
-) -> Result<(), Failure> {
-    if let Some(copy) = corrupt_copy {
-        let (dir, name) = copy.open_parent().or_fail()?;
-        let created = dir
-            .create_new(name, original, 0o600)
-            .map_err(write_io(copy.path()))?;
-        if !created {
-            return Err(Failure::new(
-                exit::CANT_CREATE,
-                format!("{}: already exists", copy.path().display()),
-            ));
-        }
-    }
-    if let Some(b) = new_bytes {
-        // The file keeps its mode, as the gateway's repair and migrations keep it.
-        let mode = file.mode_or(0o600);
-        clawstate::fs::atomic_file::replace_data_file(file, b, mode).or_fail()?;
     }
     Ok(())
 }
@@ -1073,122 +892,30 @@ fn repair_cmd(
     trim: bool,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let path = &s.path;
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(
-            WriteLock::acquire(
-                path,
-                &lock_settings(ctx),
-                AcquireOptions {
-                    allow_reentrant: false,
-                },
-            )
-            .or_fail()?,
-        )
-    };
-    let content = s.file.read().or_fail()?;
-    let mut doc = Map::new();
-    doc.insert("path".into(), json!(path.to_string_lossy()));
-    doc.insert("dryRun".into(), json!(dry_run));
     if trim {
-        let keep = repair::torn_tail_keep_len(&content);
-        doc.insert("tornTail".into(), json!(keep.is_some()));
-        if let Some(k) = keep {
-            doc.insert("removedBytes".into(), json!(content.len() - k));
-            if !dry_run {
-                // Never through a symlink (ELOOP, exit 73), as append opens the file.
-                let f = s.file.open_write().or_fail()?.into_file();
-                f.set_len(k as u64)
-                    .and_then(|()| f.sync_all())
-                    .map_err(write_io(path))?;
-            }
-        }
-        doc.insert("changed".into(), json!(keep.is_some()));
-        return print_doc(mode, &Value::Object(doc.clone()), || {
-            text_line(&match keep {
-                Some(k) => format!(
-                    "{} {} bytes of a torn last line from {}",
+        let r =
+            transcript_ops::repair::trim_torn_tail(ctx, arg, dry_run, &mut warning).or_fail()?;
+        return print_doc(mode, &r, || {
+            text_line(&match r.removed_bytes {
+                Some(n) => format!(
+                    "{} {n} bytes of a torn last line from {}",
                     if dry_run { "would remove" } else { "removed" },
-                    content.len() - k,
-                    path.display()
+                    r.path
                 ),
-                None => format!("{}: no torn last line", path.display()),
+                None => format!("{}: no torn last line", r.path),
             })
         });
     }
-    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
-    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
-    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
-    let base = recovery
-        .as_ref()
-        .map(|r| r.bytes.clone())
-        .unwrap_or_else(|| content.clone());
-    let outcome = repair::repair_content(&base, ctx.now_ms, &mut uuid_v4);
-    let new_bytes = outcome
-        .bytes
-        .clone()
-        .or_else(|| recovery.as_ref().map(|r| r.bytes.clone()));
-    let corrupt_copy = recovery
-        .as_ref()
-        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
-        .transpose()?;
-    if !dry_run {
-        write_rewrite(
-            &s.file,
-            corrupt_copy.as_ref(),
-            &content,
-            new_bytes.as_deref(),
-        )?;
-    }
-    let r = &outcome.report;
-    doc.insert("changed".into(), json!(new_bytes.is_some()));
-    doc.insert("headerRecovered".into(), json!(recovery.is_some()));
-    doc.insert(
-        "corruptCopy".into(),
-        json!(corrupt_copy.as_ref().map(|p| p.path().to_string_lossy())),
-    );
-    doc.insert("droppedLines".into(), json!(r.dropped_lines));
-    doc.insert("droppedLineNumbers".into(), json!(r.dropped_line_numbers));
-    doc.insert(
-        "rewrittenAssistantMessages".into(),
-        json!(r.rewritten_assistant_messages),
-    );
-    doc.insert(
-        "rewrittenUserMessages".into(),
-        json!(r.rewritten_user_messages),
-    );
-    doc.insert(
-        "removedCorruptedImageBlocks".into(),
-        json!(r.removed_corrupted_image_blocks),
-    );
-    doc.insert("insertedToolResults".into(), json!(r.inserted_tool_results));
-    doc.insert("skippedReason".into(), json!(r.skipped_reason));
-    let summary = r.summary();
-    print_doc(mode, &Value::Object(doc), || {
+    let r = transcript_ops::repair::repair(ctx, arg, dry_run, &mut warning).or_fail()?;
+    print_doc(mode, &r, || {
         let verb = if dry_run { "would repair" } else { "repaired" };
-        let mut t = String::new();
-        if let Some(c) = &corrupt_copy {
-            t.push_str(&text_line(&format!(
-                "{} header of {} (copy kept as {})",
-                if dry_run {
-                    "would recover the"
-                } else {
-                    "recovered the"
-                },
-                path.display(),
-                c.path().display()
-            )));
-        }
-        if r.changed() {
-            t.push_str(&text_line(&format!("{verb} {}: {summary}", path.display())));
-        } else if recovery.is_none() {
+        let mut t = recovered_line(dry_run, &r.path, r.corrupt_copy.as_deref());
+        if r.repaired {
+            t.push_str(&text_line(&format!("{verb} {}: {}", r.path, r.summary)));
+        } else if !r.header_recovered {
             t.push_str(&text_line(&format!(
                 "{}: no changes{}",
-                path.display(),
+                r.path,
                 r.skipped_reason
                     .as_ref()
                     .map(|x| format!(" ({x})"))
@@ -1199,8 +926,23 @@ fn repair_cmd(
     })
 }
 
-fn uuid_v4() -> String {
-    repair::new_uuid()
+/// The line saying a header was (or would be) recovered, when a copy was kept.
+fn recovered_line(dry_run: bool, path: &str, corrupt_copy: Option<&str>) -> String {
+    corrupt_copy.map_or_else(String::new, |c| {
+        text_line(&format!(
+            "{} header of {path} (copy kept as {c})",
+            if dry_run {
+                "would recover the"
+            } else {
+                "recovered the"
+            },
+        ))
+    })
+}
+
+/// Prints a library warning as `claw-transcript: warning: …`.
+fn warning(message: &str) {
+    warn(PROG, message);
 }
 
 fn migrate_cmd(
@@ -1209,107 +951,21 @@ fn migrate_cmd(
     arg: &str,
     dry_run: bool,
 ) -> Result<(), Failure> {
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let path = &s.path;
-    let _lock = if dry_run {
-        None
-    } else {
-        Some(
-            WriteLock::acquire(
-                path,
-                &lock_settings(ctx),
-                AcquireOptions {
-                    allow_reentrant: false,
-                },
-            )
-            .or_fail()?,
-        )
-    };
-    let content = s.file.read().or_fail()?;
-    let t = reader::parse_bytes(&content);
-    if !t.skipped.is_empty() {
-        return Err(Failure::new(
-            exit::DATA_ERR,
-            format!(
-                "{}:{}: {} line(s) are not JSON and a rewrite would drop them; run `repair` first",
-                path.display(),
-                t.skipped[0].line,
-                t.skipped.len()
-            ),
-        ));
-    }
-    // A file whose first row is not a header: SessionManager recovers the header first (a
-    // `.corrupt-<ts>-<8hex>.jsonl` copy; the first header found, or a new one; the other
-    // `session` rows dropped) and migrates the recovered rows by that header's version.
-    // Migrating the rows as they are would never converge (no header to mark as migrated).
-    let cwd = ctx.env.cwd().to_string_lossy().into_owned();
-    let sid = s.session_id.clone().unwrap_or_else(|| uuid_v4());
-    let recovery = repair::recover_header(&content, &sid, &cwd, ctx.now_ms);
-    let corrupt_copy = recovery
-        .as_ref()
-        .map(|r| corrupt_copy_path(&s.file, &r.backup_suffix))
-        .transpose()?;
-    let (report, new_bytes) = match &recovery {
-        Some(r) => (r.migration.clone(), Some(r.bytes.clone())),
-        None => {
-            let mut rows = t.values();
-            let report =
-                migrate::migrate_rows(&mut rows, &mut |taken| migrate::generate_short_id(taken));
-            let bytes = report.migrated.then(|| {
-                migrate::serialize_like_session_manager(
-                    &tree::SessionIndex::build(rows),
-                    ctx.now_ms,
-                )
-            });
-            (report, bytes)
-        }
-    };
-    if !dry_run {
-        write_rewrite(
-            &s.file,
-            corrupt_copy.as_ref(),
-            &content,
-            new_bytes.as_deref(),
-        )?;
-    }
-    let doc = json!({
-        "path": path.to_string_lossy(),
-        "dryRun": dry_run,
-        "fromVersion": report.from_version,
-        "migrated": report.migrated,
-        "idsAdded": report.ids_added,
-        "compactionsRelinked": report.compactions_relinked,
-        "hookMessagesRenamed": report.hook_messages_renamed,
-        "headerRecovered": recovery.is_some(),
-        "corruptCopy": corrupt_copy.as_ref().map(|p| p.path().to_string_lossy()),
-    });
-    print_doc(mode, &doc, || {
-        let mut t = String::new();
-        if let Some(c) = &corrupt_copy {
-            t.push_str(&text_line(&format!(
-                "{} header of {} (copy kept as {})",
-                if dry_run {
-                    "would recover the"
-                } else {
-                    "recovered the"
-                },
-                path.display(),
-                c.path().display()
-            )));
-        }
-        t.push_str(&text_line(&if report.migrated {
+    let r = transcript_ops::migrate::migrate(ctx, arg, dry_run, &mut warning).or_fail()?;
+    print_doc(mode, &r, || {
+        let mut t = recovered_line(dry_run, &r.path, r.corrupt_copy.as_deref());
+        t.push_str(&text_line(&if r.migrated {
             format!(
                 "{} {} from version {} to 3 ({} ids added, {} compactions relinked, {} hookMessage roles renamed)",
                 if dry_run { "would migrate" } else { "migrated" },
-                path.display(),
-                report.from_version,
-                report.ids_added,
-                report.compactions_relinked,
-                report.hook_messages_renamed
+                r.path,
+                r.from_version,
+                r.ids_added,
+                r.compactions_relinked,
+                r.hook_messages_renamed
             )
         } else {
-            format!("{}: already version {}", path.display(), report.from_version)
+            format!("{}: already version {}", r.path, r.from_version)
         }));
         t
     })
@@ -1327,16 +983,7 @@ fn append_cmd(
 ) -> Result<(), Failure> {
     let message = match (role, text) {
         (r, Some(t)) => {
-            let role = r.unwrap_or_else(|| "user".to_string());
-            let mut m = Map::new();
-            m.insert("role".into(), json!(role));
-            m.insert("content".into(), json!([{"type": "text", "text": t}]));
-            if role == "assistant" {
-                m.insert("provider".into(), json!("openclaw"));
-                m.insert("model".into(), json!("gateway-injected"));
-            }
-            m.insert("timestamp".into(), json!(ctx.now_ms));
-            Value::Object(m)
+            transcript_ops::append::text_message(r.as_deref().unwrap_or("user"), &t, ctx.now_ms)
         }
         (_, None) => {
             let mut s = String::new();
@@ -1355,36 +1002,15 @@ fn append_cmd(
             })?
         }
     };
-    let s = resolve_for_writing(ctx, arg)?;
-    live_gateway_rule(ctx, dry_run)?;
-    let req = append::AppendRequest {
-        path: &s.file,
-        message,
-        session_id: s.session_id.clone(),
-        cwd: ctx.env.cwd().to_string_lossy().into_owned(),
-        now_ms: ctx.now_ms,
-        dedupe,
-        lock: lock_settings(ctx),
-        dry_run,
-    };
-    let o = append::append_message(&req).or_fail()?;
-    let doc = json!({
-        "path": s.path.to_string_lossy(),
-        "dryRun": dry_run,
-        "messageId": o.message_id,
-        "appended": o.appended,
-        "headerCreated": o.header_created,
-        "upgradedLinear": o.upgraded_linear,
-        "newlineRepaired": o.newline_repaired,
-        "entry": o.entry,
-    });
-    print_doc(mode, &doc, || {
+    let o = transcript_ops::append::append(ctx, arg, message, dedupe, dry_run, &mut warning)
+        .or_fail()?;
+    print_doc(mode, &o, || {
         text_line(&if o.appended {
             format!(
                 "{} {} to {}",
                 if dry_run { "would append" } else { "appended" },
                 o.message_id,
-                s.path.display()
+                o.path
             )
         } else {
             format!("already present: {} (same idempotencyKey)", o.message_id)
@@ -1393,43 +1019,31 @@ fn append_cmd(
 }
 
 fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<(), Failure> {
-    let settings = lock_settings(ctx);
+    use transcript_ops::lock_break;
     match action {
         LockAction::Status { session, all } => {
-            let mut paths: Vec<PathBuf> = Vec::new();
-            if let Some(arg) = &session {
-                let s = resolve(ctx, arg)?;
-                paths.push(locks::lock_path_for(&s.path));
-            }
-            if all {
-                for t in ctx.targets().or_fail()? {
-                    let dir = clawstate::ops::session_ops::resolver_for(ctx, &t)
-                        .real_dir()
-                        .to_path_buf();
-                    paths.extend(locks::lock_files_in(&dir).or_fail_io(&dir)?);
-                }
-            }
             if session.is_none() && !all {
                 return Err(Failure::new(
                     exit::USAGE,
                     "lock status: give SESSION or --all",
                 ));
             }
+            let found =
+                lock_break::lock_status(ctx, session.as_deref(), all, &mut warning).or_fail()?;
             let mut rows = Vec::new();
             let mut text = String::new();
-            for p in &paths {
-                if !p.exists() {
-                    text.push_str(&text_line(&format!("{}: not locked", p.display())));
-                    continue;
+            for l in &found {
+                match &l.inspection {
+                    None => text.push_str(&text_line(&format!("{}: not locked", l.path.display()))),
+                    Some(i) => {
+                        text.push_str(&text_line(&locks::lock_line(i)));
+                        rows.push(locks::lock_json(i));
+                    }
                 }
-                let i = write_lock::inspect_lock(p, &settings, ctx.now_ms).or_fail()?;
-                text.push_str(&text_line(&locks::lock_line(&i)));
-                rows.push(locks::lock_json(&i));
             }
             match mode {
-                OutputMode::Json => print_json(&json!({"locks": rows})),
                 OutputMode::Ndjson => common::emit_lines(&rows),
-                OutputMode::Text => out(&text),
+                _ => print_doc(mode, &lock_break::LockStatusReport { locks: rows }, || text),
             }
         }
         LockAction::Break {
@@ -1437,50 +1051,15 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
             force,
             dry,
         } => {
-            let s = resolve_for_writing(ctx, &session)?;
-            let lock = locks::lock_path_for(&s.path);
-            if !lock.exists() {
-                return Err(Failure::new(
-                    exit::NOT_FOUND,
-                    format!("{}: not locked", lock.display()),
-                ));
-            }
-            let i = write_lock::inspect_lock(&lock, &settings, ctx.now_ms).or_fail()?;
-            if !i.removable && !force {
-                let why = if i.in_use {
-                    locks::in_use_text(&i)
-                } else if i.is_stale() {
-                    format!("stale ({}) but its holder looks alive", i.reasons_string())
+            let r = lock_break::break_lock(ctx, &session, force, dry.dry_run, &mut warning)
+                .or_fail()?;
+            print_doc(mode, &r, || {
+                text_line(&if r.dry_run {
+                    format!("would remove {}", r.lock_path)
+                } else if r.removed {
+                    format!("removed {}", r.lock_path)
                 } else {
-                    "held by a live process".to_string()
-                };
-                return Err(Failure::new(
-                    exit::TEMP_FAIL,
-                    format!(
-                        "{}: {why}; not removed (use --force to remove it anyway)",
-                        lock.display()
-                    ),
-                ));
-            }
-            if !i.removable {
-                live_gateway_rule(ctx, dry.dry_run)?;
-            }
-            let removed = if dry.dry_run {
-                false
-            } else {
-                write_lock::remove_if_unchanged(&lock, &i).or_fail()?
-            };
-            let doc = json!({"lockPath": lock.to_string_lossy(), "dryRun": dry.dry_run, "removed": removed, "lock": locks::lock_json(&i)});
-            print_doc(mode, &doc, || {
-                text_line(&if dry.dry_run {
-                    format!("would remove {}", lock.display())
-                } else if removed {
-                    format!("removed {}", lock.display())
-                } else {
-                    format!(
-                        "{}: changed or vanished meanwhile; left alone",
-                        lock.display()
-                    )
+                    format!("{}: changed or vanished meanwhile; left alone", r.lock_path)
                 })
             })
         }

@@ -9,6 +9,7 @@ use clawstate::js::jsjson;
 use clawstate::report::finding::{Finding, Severity};
 use clawstate::report::finding_report::{self, CodeCount};
 use clawstate::report::terminal_text::escape_line;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::{note, out, text_line, Failure, OutputMode};
@@ -73,13 +74,14 @@ impl Drop for TerminalProgress {
 }
 
 /// Prints findings (or with `summary`, their counts per code) in `mode`; `head` holds the
-/// fields of the JSON document before `findings` / `summary` (`files`, `errors`, …).
-pub fn print_findings(
+/// fields of the JSON document before `findings` / `summary` (`files`, `errors`, …): a
+/// report type whose fields serialize as an object, or a map.
+pub fn print_findings<H: Serialize + ?Sized>(
     prog: &str,
     mode: OutputMode,
     findings: &[Finding],
     summary: bool,
-    head: Map<String, Value>,
+    head: &H,
     text_footer: &str,
 ) -> Result<(), Failure> {
     let counts: Vec<CodeCount> = if summary {
@@ -89,7 +91,16 @@ pub fn print_findings(
     };
     match mode {
         OutputMode::Json => {
-            let mut doc = head;
+            let mut doc = match serde_json::to_value(head) {
+                Ok(Value::Object(m)) => m,
+                Ok(_) => Map::new(),
+                Err(e) => {
+                    return Err(Failure::new(
+                        clawstate::exit::FAILURE,
+                        format!("cannot write output: {e}"),
+                    ))
+                }
+            };
             if summary {
                 doc.insert(
                     "summary".into(),

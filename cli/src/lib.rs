@@ -18,6 +18,9 @@ use clawstate::report::text_table::Layout;
 use clawstate::store::store_lock::{LockWait, Waiting};
 use serde_json::Value;
 
+/// The trait of report types, for binaries that name it in a bound.
+pub use serde::Serialize;
+
 pub mod findings_cli;
 pub mod signals;
 
@@ -361,16 +364,22 @@ fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// Prints one result in the chosen mode: `--json` as `JSON.stringify(v, null, 2)`,
-/// `--ndjson` as one line, `text` otherwise.
-pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Result<(), Failure> {
+/// `--ndjson` as one line, `text` otherwise. `v` is a report type (`#[derive(Serialize)]`,
+/// its fields in the order the JSON shows them) or a [`Value`]; either way the bytes are
+/// `jsjson`'s (JavaScript's number formatting and key order).
+pub fn emit<T: Serialize + ?Sized>(
+    mode: OutputMode,
+    v: &T,
+    text: impl FnOnce() -> String,
+) -> Result<(), Failure> {
     match mode {
         OutputMode::Json => {
-            let mut s = jsjson::to_string_pretty(v);
+            let mut s = jsjson::to_string_pretty(&document(v)?);
             s.push('\n');
             out(&s)
         }
         OutputMode::Ndjson => {
-            let mut s = jsjson::to_string_compact(v);
+            let mut s = jsjson::to_string_compact(&document(v)?);
             s.push('\n');
             out(&s)
         }
@@ -378,9 +387,15 @@ pub fn emit(mode: OutputMode, v: &Value, text: impl FnOnce() -> String) -> Resul
     }
 }
 
+/// A report as the JSON value `jsjson` writes.
+pub fn document<T: Serialize + ?Sized>(v: &T) -> Result<Value, Failure> {
+    serde_json::to_value(v)
+        .map_err(|e| Failure::new(exit::FAILURE, format!("cannot write output: {e}")))
+}
+
 /// Prints a result that has no text form: one line for `--ndjson`, else
 /// `JSON.stringify(v, null, 2)`.
-pub fn emit_data(mode: OutputMode, v: &Value) -> Result<(), Failure> {
+pub fn emit_data<T: Serialize + ?Sized>(mode: OutputMode, v: &T) -> Result<(), Failure> {
     let m = if mode == OutputMode::Ndjson {
         OutputMode::Ndjson
     } else {
@@ -417,6 +432,12 @@ pub fn emit_lines(rows: &[Value]) -> Result<(), Failure> {
         s.push('\n');
     }
     out(&s)
+}
+
+/// Prints report rows as NDJSON: one compact object per line (as [`emit_lines`]).
+pub fn emit_each<T: Serialize>(rows: &[T]) -> Result<(), Failure> {
+    let rows = rows.iter().map(document).collect::<Result<Vec<_>, _>>()?;
+    emit_lines(&rows)
 }
 
 /// Prints a warning line on stderr, escaped as one line (`warning` in yellow where

@@ -9,6 +9,7 @@
 //! One concept per module; the `claw-compact` binary only parses arguments, calls
 //! [`ops`] and prints.
 
+pub mod auto;
 pub mod bookkeeping;
 pub mod bootstrap;
 pub mod commit;

@@ -1,6 +1,9 @@
 //! What a command does end to end, over the layers below: the session operations,
 //! restore, the health check, and writes delegated to a live gateway.
 
+pub mod session_report;
+pub mod transcript_ops;
+
 pub mod delegation;
 pub mod doctor;
 pub mod session_ops;

@@ -2680,18 +2680,24 @@ pub fn cap_offset_projected(messages: Vec<Value>, max: usize) -> Vec<Value> {
     messages[safe..].to_vec()
 }
 
-/// `chat.history` as the gateway returns it (the fields the tool reads).
-#[derive(Debug, Clone, Default)]
+/// `chat.history` as the gateway returns it (the fields the tool reads), and as
+/// `claw-transcript history --page` prints it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ChatHistory {
     /// The projected messages.
     pub messages: Vec<Value>,
     /// The offset given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
     /// `nextOffset` (only when there is more).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<u64>,
     /// `hasMore` (only with an offset).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
     /// `totalMessages` (only with an offset).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub total_messages: Option<u64>,
 }
 
