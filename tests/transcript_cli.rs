@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use support::{claw, json_of};
 
+use clawstate::js;
+
 const EXAMPLE: &str = concat!(
     "{\"type\":\"session\",\"version\":3,\"id\":\"5f0c2a8e-1b7d-4c3e-9a61-2d4f8b0e7c13\",\"timestamp\":\"2026-11-29T21:56:34.363Z\",\"cwd\":\"/home/alice/project\"}\n",
     "{\"type\":\"message\",\"id\":\"444a580f\",\"parentId\":null,\"timestamp\":\"2026-11-29T21:56:34.364Z\",\"message\":{\"role\":\"user\",\"content\":\"What is in /srv/demo/hostname.txt?\",\"timestamp\":1795989394364}}\n",
@@ -481,7 +483,7 @@ fn lock_break_removes_only_what_the_doctor_would() {
         format!(
             "{{\n  \"pid\": {},\n  \"createdAt\": \"{}\",\n  \"maxHoldMs\": 300000\n}}\n",
             std::process::id(),
-            clawstate::js::clock::iso_ms(support::now_ms())
+            js::to_iso_string(support::now_ms())
         ),
     )
     .unwrap();

@@ -56,7 +56,7 @@ fn session_tail(db: &Path) -> (String, i64, String) {
 
 fn message(id: &str, parent: &str, role: &str, text: &str, t: i64) -> String {
     json!({"type": "message", "id": id, "parentId": parent,
-        "timestamp": clawstate::js::clock::iso_ms(t),
+        "timestamp": clawstate::js::to_iso_string(t),
         "message": {"role": role, "content": [{"type": "text", "text": text}], "timestamp": t}})
     .to_string()
 }

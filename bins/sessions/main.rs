@@ -10,6 +10,7 @@ use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 use clawstate::exit;
+use clawstate::js;
 use clawstate::ops::session_ops::{self, WriteOptions};
 use clawstate::ops::session_report;
 use clawstate::report::terminal_text::escape_text;
@@ -980,7 +981,7 @@ fn restore(
 fn resolve(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
     let r = session_ops::resolve(ctx, key).or_fail()?;
     let f = &r.freshness;
-    let iso = |v: Option<i64>| v.map(clawstate::js::clock::iso_ms);
+    let iso = |v: Option<i64>| v.map(js::to_iso_string);
     let doc = session_report::ResolveReport::of(&r, ctx.now_ms);
     match mode {
         OutputMode::Text => out(&format!(

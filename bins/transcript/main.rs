@@ -13,6 +13,7 @@ use std::io::Read;
 
 use clap::{Args, Parser, Subcommand};
 use clawstate::exit;
+use clawstate::js;
 use clawstate::js::jsjson;
 use clawstate::ops::transcript_ops::{self, context_view, tree_view};
 use clawstate::report::terminal_text::{escape_line, escape_text};
@@ -380,7 +381,7 @@ fn message_line(m: &Value) -> String {
     let ts = m
         .get("timestamp")
         .and_then(Value::as_i64)
-        .map(|t| format!("{} ", clawstate::js::clock::iso_ms(t)))
+        .map(|t| format!("{} ", js::to_iso_string(t)))
         .unwrap_or_default();
     let label = m
         .get("senderLabel")

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use clawstate::install::context::StateContext;
+use clawstate::js;
 use clawstate::js::jsjson;
 use clawstate::report::text_table::{Cell, TextTable};
 use clawstate::session::session_key::resolve_store_key;
@@ -231,5 +232,5 @@ pub fn table_of(header: &[&str], rows: impl IntoIterator<Item = Vec<Cell>>) -> S
 
 /// An epoch-ms time as ISO-8601.
 pub fn iso(ms: i64) -> String {
-    clawstate::js::clock::iso_ms(ms)
+    js::to_iso_string(ms)
 }

@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 
 use crate::support::Rng;
 
+use clawstate::js;
+
 /// Bump when the generator changes, so a cached import is rebuilt.
 pub const FIXTURE_VERSION: u32 = 1;
 
@@ -74,7 +76,7 @@ pub fn run96(peer: &Path, home: &Path, args: &[&str]) -> std::process::Output {
 pub const IMAGE_B64_BYTES: usize = 300_000;
 
 fn ts(ms: i64) -> String {
-    clawstate::js::clock::iso_ms(ms)
+    js::to_iso_string(ms)
 }
 
 /// One generated session: its key, id and JSONL lines.

@@ -55,7 +55,7 @@ impl Shape {
 }
 
 fn ts(ms: i64) -> String {
-    clawstate::js::clock::iso_ms(ms)
+    clawstate::js::to_iso_string(ms)
 }
 
 fn image(n: usize) -> String {

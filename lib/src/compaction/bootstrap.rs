@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 use crate::fs::data_file::open_named;
 use crate::install::config::Config;
 use crate::install::paths::{absolutize, expand_tilde, Environment};
+use crate::js;
 use crate::session::session_key::{is_cron_key, is_subagent_key, normalize_agent_id};
-use crate::transcript::entry::{is_js_space, js_trim, js_trim_end};
 
 /// `DEFAULT_BOOTSTRAP_MAX_CHARS`: the cap on one file.
 pub const DEFAULT_BOOTSTRAP_MAX_CHARS: usize = 20_000;
@@ -97,12 +97,12 @@ pub fn limits(config: &Config, agent_id: &str) -> (usize, usize) {
 
 /// `resolveUserPath`: `~` against the effective home, then absolute.
 fn user_path(input: &str, home: &Path, cwd: &Path) -> PathBuf {
-    absolutize(&expand_tilde(js_trim(input), home), cwd)
+    absolutize(&expand_tilde(js::trim(input), home), cwd)
 }
 
 fn trimmed_str(v: Option<&Value>) -> Option<&str> {
     v.and_then(Value::as_str)
-        .map(js_trim)
+        .map(js::trim)
         .filter(|s| !s.is_empty())
 }
 
@@ -127,12 +127,12 @@ pub fn workspace_dir(
         if let Some(f) = fallback {
             return user_path(f, home, cwd);
         }
-        if let Some(w) = env.var("OPENCLAW_WORKSPACE_DIR").map(js_trim) {
+        if let Some(w) = env.var("OPENCLAW_WORKSPACE_DIR").map(js::trim) {
             if !w.is_empty() {
                 return absolutize(Path::new(w), cwd);
             }
         }
-        let profile = env.var("OPENCLAW_PROFILE").map(js_trim).unwrap_or("");
+        let profile = env.var("OPENCLAW_PROFILE").map(js::trim).unwrap_or("");
         if !profile.is_empty() && profile.to_lowercase() != "default" {
             return home.join(".openclaw").join(format!("workspace-{profile}"));
         }
@@ -169,7 +169,7 @@ fn setup_completed(workspace: &Path) -> bool {
     v.get("setupCompletedAt")
         .and_then(Value::as_str)
         .or_else(|| v.get("onboardingCompletedAt").and_then(Value::as_str))
-        .is_some_and(|s| !js_trim(s).is_empty())
+        .is_some_and(|s| !js::trim(s).is_empty())
 }
 
 /// `shouldExcludeHeartbeatBootstrapFile` for a default run: the default agent's
@@ -214,7 +214,7 @@ fn exclude_heartbeat(config: &Config, agent_id: &str) -> bool {
     }
     let every = match merged.get("every") {
         None | Some(Value::Null) => "30m".to_string(),
-        Some(Value::String(s)) => js_trim(s).to_string(),
+        Some(Value::String(s)) => js::trim(s).to_string(),
         Some(_) => return true,
     };
     // `parseDurationMs(every) > 0`: a leading number that is zero (or none) disables.
@@ -294,7 +294,7 @@ fn build_context(
     for (name, path, content) in files {
         let raw_chars = content
             .as_deref()
-            .map_or(0, |c| utf16(js_trim_end(c)).len());
+            .map_or(0, |c| utf16(js::trim_end(c)).len());
         let mut injected = String::new();
         if open && remaining > 0 {
             match &content {
@@ -388,12 +388,12 @@ fn tail(s: &[u16], n: i64) -> &[u16] {
 /// `trimBootstrapContent`: the file without trailing whitespace, cut to `max` units with
 /// the gateway's marker (AGENTS.md: head, policy digest and tail).
 fn trim_bootstrap(content: &str, name: &str, max: i64) -> Vec<u16> {
-    let trimmed = utf16(js_trim_end(content));
+    let trimmed = utf16(js::trim_end(content));
     if trimmed.len() as i64 <= max {
         return trimmed;
     }
     if name.eq_ignore_ascii_case("AGENTS.md") {
-        return trim_agents(js_trim_end(content), &trimmed, max);
+        return trim_agents(js::trim_end(content), &trimmed, max);
     }
     let len = trimmed.len();
     let full = |h: i64, t: i64| {
@@ -482,8 +482,8 @@ fn policy_high_priority() -> &'static Regex {
 fn digest_line(line: &str) -> Vec<u16> {
     let mut s = String::new();
     let mut space = false;
-    for c in js_trim(line).chars() {
-        if is_js_space(c) {
+    for c in js::trim(line).chars() {
+        if js::is_whitespace(c) {
             space = true;
         } else {
             if space {
@@ -672,7 +672,7 @@ mod tests {
             "end\n".repeat(50)
         );
         let cut =
-            String::from_utf16_lossy(&trim_agents(&agents, &utf16(js_trim_end(&agents)), 400));
+            String::from_utf16_lossy(&trim_agents(&agents, &utf16(js::trim_end(&agents)), 400));
         assert!(utf16(&cut).len() <= 400);
         assert!(
             cut.contains("[Policy digest from AGENTS.md]\n# Rules\n- never push to main"),

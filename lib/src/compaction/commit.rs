@@ -102,6 +102,7 @@ struct OldLink {
 }
 
 /// The transcript side of a compaction, prepared: its new text in a synced temp file.
+#[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
 #[derive(Debug)]
 pub struct TranscriptSide {
     path: PathBuf,
@@ -181,6 +182,7 @@ impl TranscriptSide {
     }
 
     /// A new file at `path` (the successor) holding `bytes`.
+    #[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
     pub fn create(path: &Path, bytes: &[u8]) -> Result<Self, CommitError> {
         let dir = parent_of(path);
         let dir = open_dir(dir).map_err(prepare_err(dir))?;

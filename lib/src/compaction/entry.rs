@@ -16,6 +16,7 @@ use super::index::Field;
 use super::plan::{active_path, has_messages_before_kept_tail};
 use super::scan::Scanned;
 use crate::exit::{self, ExitCode};
+use crate::js;
 use crate::transcript::migrate::generate_short_id;
 
 /// The transcript could not be written; it is unchanged.
@@ -96,7 +97,7 @@ pub fn append_in_memory(
             .append_parent_id()
             .map_or(Value::Null, |p| Value::String(p.to_string())),
     );
-    m.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
+    m.insert("timestamp".into(), json!(js::to_iso_string(now_ms)));
     m.insert("summary".into(), json!(f.summary));
     m.insert("firstKeptEntryId".into(), json!(f.first_kept_entry_id));
     m.insert("tokensBefore".into(), number(f.tokens_before));

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::transcript::entry::{js_len, js_prefix, js_trim};
+use crate::js;
 
 /// The five headings, in the order the audit requires.
 pub const HEADINGS: [&str; 5] = [
@@ -45,7 +45,7 @@ static TODO_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn sanitize(value: &str) -> &str {
-    let v = js_trim(value);
+    let v = js::trim(value);
     let v = v.trim_start_matches(['(', '"', '\'', '`', '[', '{', '<']);
     v.trim_end_matches([
         ')', ']', '"', '\'', '`', ',', ';', ':', '.', '!', '?', '<', '>',
@@ -62,14 +62,14 @@ pub fn identifiers(text: &str) -> Vec<String> {
     IDENTIFIER
         .find_iter(text)
         .map(|m| sanitize(m.as_str()).to_string())
-        .filter(|s| js_len(s) >= 4)
+        .filter(|s| js::utf16_len(s) >= 4)
         .collect()
 }
 
 fn one_line(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if js_len(&collapsed) > MAX_ITEM_CHARS {
-        format!("{}…", js_prefix(&collapsed, MAX_ITEM_CHARS))
+    if js::utf16_len(&collapsed) > MAX_ITEM_CHARS {
+        format!("{}…", js::utf16_prefix(&collapsed, MAX_ITEM_CHARS))
     } else {
         collapsed
     }
@@ -96,7 +96,7 @@ fn text_of(content: Option<&Value>) -> String {
 }
 
 fn first_sentence(text: &str) -> &str {
-    let t = js_trim(text);
+    let t = js::trim(text);
     let end = t
         .char_indices()
         .find(|(i, c)| {
@@ -158,8 +158,8 @@ impl Extractor {
             "user" | "custom" => {
                 let text = text_of(m.get("content"));
                 self.add_ids(&text);
-                if role == "user" && !js_trim(&text).is_empty() {
-                    self.latest_ask = Some(js_trim(&text).to_string());
+                if role == "user" && !js::trim(&text).is_empty() {
+                    self.latest_ask = Some(js::trim(&text).to_string());
                 }
                 for line in text.lines() {
                     if RULE_WORDS.is_match(line) {
@@ -232,12 +232,12 @@ impl Extractor {
         let mut prev_sections: Vec<Vec<String>> = vec![Vec::new(); 5];
         if let Some(p) = previous
             .map(strip_file_tags)
-            .filter(|p| !js_trim(p).is_empty())
+            .filter(|p| !js::trim(p).is_empty())
         {
             if has_headings(&p) {
                 let mut current: Option<usize> = None;
                 for line in p.lines() {
-                    let t = js_trim(line);
+                    let t = js::trim(line);
                     if let Some(h) = HEADINGS.iter().position(|h| *h == t) {
                         current = Some(h);
                         continue;
@@ -249,7 +249,7 @@ impl Extractor {
                     }
                 }
             } else {
-                prev_sections[0].push(js_trim(&p).to_string());
+                prev_sections[0].push(js::trim(&p).to_string());
             }
             self.add_ids(&p);
         }
@@ -259,7 +259,7 @@ impl Extractor {
                 format!("Tool call `{name}` ({id}) has no result"),
             );
         }
-        if let Some(i) = instructions.map(js_trim).filter(|s| !s.is_empty()) {
+        if let Some(i) = instructions.map(js::trim).filter(|s| !s.is_empty()) {
             push_bounded(
                 &mut self.rules,
                 format!("Compaction focus: {}", one_line(i)),
@@ -286,11 +286,11 @@ impl Extractor {
         let rules = or_none(bullets(&prev_sections[2], &self.rules), "None.");
         let asks = match &self.latest_ask {
             Some(a) => {
-                let quoted = if js_len(a) > MAX_ASK_CHARS {
+                let quoted = if js::utf16_len(a) > MAX_ASK_CHARS {
                     format!(
                         "{} [… {} more characters]",
-                        js_prefix(a, MAX_ASK_CHARS),
-                        js_len(a) - MAX_ASK_CHARS
+                        js::utf16_prefix(a, MAX_ASK_CHARS),
+                        js::utf16_len(a) - MAX_ASK_CHARS
                     )
                 } else {
                     a.clone()
@@ -320,7 +320,7 @@ impl Extractor {
 pub fn has_headings(summary: &str) -> bool {
     let lines: Vec<&str> = summary
         .lines()
-        .map(js_trim)
+        .map(js::trim)
         .filter(|l| !l.is_empty())
         .collect();
     let mut cursor = 0;

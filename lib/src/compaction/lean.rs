@@ -15,12 +15,12 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::index::{AppendMode, Field, Kind, SlimRow, Symbols};
-use super::scan::{meaningful_text, Facts, FileOp, FileOps, RepairView, Role};
-use crate::transcript::entry::{js_len, js_trim};
-use crate::transcript::tree::js_truthy;
+use super::missing_results::RepairView;
+use super::row_facts::{meaningful_text, Facts, FileOp, FileOps, Role};
 
 // `Skip`: any value, checked as `Value` parsing checks it, then dropped (shared with the
 // transcript's partial parses).
+use crate::js;
 use crate::transcript::partial::{Skip, SkipVisitor};
 
 /// A scalar field: absent, null, a string, a number, or anything else.
@@ -104,8 +104,8 @@ struct TextInfo {
 impl TextInfo {
     fn of(s: &str) -> TextInfo {
         TextInfo {
-            len: js_len(s),
-            blank: js_trim(s).is_empty(),
+            len: js::utf16_len(s),
+            blank: js::trim(s).is_empty(),
             meaningful: meaningful_text(s),
         }
     }
@@ -725,7 +725,7 @@ pub fn read(text: &str) -> Option<Lean<'_>> {
         return None;
     };
     let role = m.role.as_str()?;
-    if js_trim(role).is_empty() {
+    if js::trim(role).is_empty() {
         return None;
     }
     let assistant = match role {
@@ -793,12 +793,12 @@ pub fn read(text: &str) -> Option<Lean<'_>> {
                     Some("thinking") if assistant => chars += b.thinking.len(),
                     Some("toolCall") if assistant => {
                         chars += match &b.name {
-                            Val::Str(s) => js_len(s),
+                            Val::Str(s) => js::utf16_len(s),
                             _ => 0,
                         };
                         chars += match &b.arguments {
                             None => 9,
-                            Some(a) => js_len(&crate::js::jsjson::to_string_compact(a)),
+                            Some(a) => js::utf16_len(&crate::js::jsjson::to_string_compact(a)),
                         };
                     }
                     _ => {}
@@ -841,7 +841,7 @@ pub fn read(text: &str) -> Option<Lean<'_>> {
                 let (Some(args), true) = (&b.arguments, b.name.present()) else {
                     continue;
                 };
-                if !js_truthy(args) {
+                if !js::truthy(args) {
                     continue;
                 }
                 let Some(p) = args
@@ -865,8 +865,8 @@ pub fn read(text: &str) -> Option<Lean<'_>> {
         .then(|| {
             m.result_ids.iter().find_map(|v| {
                 match v {
-                    Val::Str(Cow::Borrowed(s)) => Some(Cow::Borrowed(js_trim(s))),
-                    Val::Str(Cow::Owned(s)) => Some(Cow::Owned(js_trim(s).to_string())),
+                    Val::Str(Cow::Borrowed(s)) => Some(Cow::Borrowed(js::trim(s))),
+                    Val::Str(Cow::Owned(s)) => Some(Cow::Owned(js::trim(s).to_string())),
                     _ => None,
                 }
                 .filter(|s| !s.is_empty())
@@ -941,7 +941,7 @@ mod tests {
         for f in files.split(':').filter(|f| !f.is_empty()) {
             let bytes = std::fs::read(f).unwrap();
             for l in String::from_utf8_lossy(&bytes).split('\n').skip(1) {
-                let t = js_trim(l.strip_suffix('\r').unwrap_or(l));
+                let t = js::trim(l.strip_suffix('\r').unwrap_or(l));
                 if !t.is_empty() {
                     out.push(t.to_string());
                 }

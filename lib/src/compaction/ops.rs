@@ -30,12 +30,14 @@ use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparat
 use super::prompt::{self, PromptError};
 use super::repaired::{self, View};
 use super::rotate::{self, RotateError};
-use super::scan::{self, Role, ScanError, Scanned};
+use super::row_facts::Role;
+use super::scan::{self, ScanError, Scanned};
 use super::settings::{self, Overrides, Settings};
 use super::summarizer::{self, Call, SummarizerCommand, SummarizerError};
 use super::truncate::{self, TruncateError};
 use crate::exit::{self, ExitCode};
 use crate::install::context::StateContext;
+use crate::js;
 use crate::ops::session_ops::OpsError;
 use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::{LoadOptions, SessionStore, StoreError};
@@ -223,7 +225,7 @@ fn latest_compaction_ts(scan: &Scanned, path: &[PathEntry]) -> Result<Option<i64
     Ok(row
         .get("timestamp")
         .and_then(Value::as_str)
-        .and_then(crate::transcript::entry::parse_date_ms))
+        .and_then(js::date_parse))
 }
 
 /// What `check` (and the decisions of `plan` and `auto`) take besides the session.

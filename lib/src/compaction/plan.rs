@@ -6,9 +6,11 @@ use serde_json::{json, Map, Value};
 use thiserror::Error;
 
 use super::index::{Kind, Sym};
-use super::scan::{FileOp, Role, Scanned};
+use super::row_facts::{FileOp, Role};
+use super::scan::Scanned;
 use crate::exit::{self, ExitCode};
-use crate::transcript::entry::{js_trim, parse_date_ms, type_of};
+use crate::js;
+use crate::transcript::entry::type_of;
 
 /// Why a compaction cannot be prepared; nothing was changed.
 #[derive(Debug, Error)]
@@ -390,14 +392,8 @@ pub fn prepare(
         }
     };
     if let Some(prev) = previous {
-        if prev
-            .get("fromHook")
-            .is_none_or(|h| !crate::transcript::tree::js_truthy(h))
-        {
-            if let Some(d) = prev
-                .get("details")
-                .filter(|d| crate::transcript::tree::js_truthy(d))
-            {
+        if prev.get("fromHook").is_none_or(|h| !js::truthy(h)) {
+            if let Some(d) = prev.get("details").filter(|d| js::truthy(d)) {
                 if let Some(Value::Array(r)) = d.get("readFiles") {
                     for f in r.iter().filter_map(Value::as_str) {
                         add(&mut read, f);
@@ -457,8 +453,8 @@ pub fn entry_message(e: &Value) -> Option<Value> {
     let ts = || {
         e.get("timestamp")
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty())
-            .and_then(parse_date_ms)
+            .filter(|s| !js::trim(s).is_empty())
+            .and_then(js::date_parse)
             .map_or(Value::Null, |t| json!(t))
     };
     let put = |m: &mut Map<String, Value>, k: &str| {

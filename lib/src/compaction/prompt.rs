@@ -6,7 +6,8 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::exit::{self, ExitCode};
-use crate::transcript::entry::{js_len, js_slice_prefix};
+use crate::js;
+use crate::transcript::entry::js_slice_prefix;
 
 /// The summariser's system prompt.
 pub const SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary.";
@@ -62,9 +63,7 @@ fn template_string(v: Option<&Value>) -> String {
 
 fn block_text(b: &Value) -> String {
     let t = b.get("type").and_then(Value::as_str);
-    let text = b
-        .get("text")
-        .filter(|x| crate::transcript::tree::js_truthy(x));
+    let text = b.get("text").filter(|x| js::truthy(x));
     if t == Some("text") {
         if let Some(x) = text {
             return js_string(Some(x));
@@ -83,7 +82,7 @@ fn block_text(b: &Value) -> String {
 }
 
 fn truncate_for_summary(text: &str, max: usize) -> String {
-    let len = js_len(text);
+    let len = js::utf16_len(text);
     if len <= max {
         return text.to_string();
     }

@@ -16,8 +16,10 @@ use super::index::{Kind, Sym};
 #[cfg(doc)]
 use super::plan::active_path;
 use super::plan::PathEntry;
-use super::scan::{self, Role, ScanError, Scanned};
+use super::row_facts::Role;
+use super::scan::{self, ScanError, Scanned};
 use crate::exit::{self, ExitCode};
+use crate::js;
 
 /// A successor that could not be built or written.
 #[derive(Debug, Error)]
@@ -87,6 +89,7 @@ impl Successor {
 
     /// Prepares the file (a synced 0600 temp file beside it), put in place with the store
     /// by [`super::commit::commit`].
+    #[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
     pub fn prepare(&self) -> Result<super::commit::TranscriptSide, RotateError> {
         Ok(super::commit::TranscriptSide::create(
             &self.path,
@@ -495,11 +498,11 @@ pub fn build(
     }
     drop(lines);
     let session_id = uuid::Uuid::new_v4().to_string();
-    let timestamp = crate::js::clock::iso_ms(now_ms);
+    let timestamp = js::to_iso_string(now_ms);
     let header_cwd = scan
         .header
         .get("cwd")
-        .filter(|c| crate::transcript::tree::js_truthy(c))
+        .filter(|c| js::truthy(c))
         .cloned()
         .unwrap_or_else(|| json!(cwd.to_string_lossy()));
     let old_abs = crate::install::paths::absolutize(&scan.path, cwd);

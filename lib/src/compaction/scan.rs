@@ -16,7 +16,6 @@
 //! `super::repaired`): its rows are read back from there.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -28,13 +27,15 @@ use crate::fs::data_file::{DataFileError, DataPath};
 
 use super::index::{Index, Kind, SlimRow};
 use super::lean;
+use super::missing_results::{MissingResults, RepairView};
+use super::row_facts::{meaningful_text, Facts, FileOp, FileOps, Role};
 use crate::exit::{self, ExitCode};
-use crate::transcript::entry::{self, js_len, js_trim, type_of};
+use crate::js;
+use crate::transcript::entry::{self, type_of};
 use crate::transcript::migrate::normalize_loaded;
 use crate::transcript::reader::scan_lines;
 use crate::transcript::repair;
 use crate::transcript::tokens::{calculate_context_tokens, estimate_tokens};
-use crate::transcript::tree::js_truthy;
 
 /// A transcript compaction cannot work on; nothing was changed.
 #[derive(Debug, Error)]
@@ -184,134 +185,6 @@ impl Locs {
     }
 }
 
-/// A file operation found in an assistant tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileOp {
-    /// `read`.
-    Read,
-    /// `write`.
-    Write,
-    /// `edit`.
-    Edit,
-}
-
-/// The role of the agent message a row converts to.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Role {
-    /// The row converts to no message (or its role is not a string).
-    #[default]
-    None,
-    /// `user`.
-    User,
-    /// `assistant`.
-    Assistant,
-    /// `toolResult`.
-    ToolResult,
-    /// `custom` (custom messages).
-    Custom,
-    /// `bashExecution`.
-    BashExecution,
-    /// `branchSummary` (branch summaries).
-    BranchSummary,
-    /// `compactionSummary` (compactions).
-    CompactionSummary,
-    /// Any other string.
-    Other,
-}
-
-impl Role {
-    /// The role of a `role` string.
-    pub fn of(r: &str) -> Role {
-        match r {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "toolResult" => Role::ToolResult,
-            "custom" => Role::Custom,
-            "bashExecution" => Role::BashExecution,
-            "branchSummary" => Role::BranchSummary,
-            "compactionSummary" => Role::CompactionSummary,
-            _ => Role::Other,
-        }
-    }
-
-    /// Whether the row converts to a message with a string role.
-    pub fn is_some(self) -> bool {
-        self != Role::None
-    }
-}
-
-/// What compaction needs to know about one row without its body (32 bytes; the file
-/// operations of a row are kept beside, in [`Scanned::file_ops`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Facts {
-    /// `estimateTokens` of the agent message the row converts to (0 when none).
-    pub tokens: u64,
-    usage: f64,
-    ts: f64,
-    /// The role of that message.
-    pub role: Role,
-    flags: u8,
-}
-
-const HAS_USAGE: u8 = 1;
-const HAS_TS: u8 = 2;
-const STOPPED: u8 = 4;
-const MEANINGFUL: u8 = 8;
-const BAD_TS: u8 = 16;
-
-impl Facts {
-    fn flag(&self, f: u8) -> bool {
-        self.flags & f != 0
-    }
-    fn set(&mut self, f: u8, on: bool) {
-        if on {
-            self.flags |= f;
-        } else {
-            self.flags &= !f;
-        }
-    }
-    /// For assistants: the context tokens of usable usage (§4.3), when usable.
-    pub fn usage_tokens(&self) -> Option<f64> {
-        self.flag(HAS_USAGE).then_some(self.usage)
-    }
-    pub(crate) fn set_usage_tokens(&mut self, t: f64) {
-        self.usage = t;
-        self.set(HAS_USAGE, true);
-    }
-    /// `message.timestamp` when it is a number.
-    pub fn message_ts(&self) -> Option<f64> {
-        self.flag(HAS_TS).then_some(self.ts)
-    }
-    pub(crate) fn set_message_ts(&mut self, t: Option<f64>) {
-        self.ts = t.unwrap_or(0.0);
-        self.set(HAS_TS, t.is_some());
-    }
-    /// For assistants: `stopReason` is `aborted` or `error`.
-    pub fn stopped(&self) -> bool {
-        self.flag(STOPPED)
-    }
-    pub(crate) fn set_stopped(&mut self, on: bool) {
-        self.set(STOPPED, on);
-    }
-    /// Whether the message has meaningful conversation content (§4.5 safeguard step 1).
-    pub fn meaningful(&self) -> bool {
-        self.flag(MEANINGFUL)
-    }
-    pub(crate) fn set_meaningful(&mut self, on: bool) {
-        self.set(MEANINGFUL, on);
-    }
-    /// Whether a context rebuild would throw on this row's timestamp.
-    pub fn bad_timestamp(&self) -> bool {
-        self.flag(BAD_TS)
-    }
-    fn set_bad_timestamp(&mut self, on: bool) {
-        self.set(BAD_TS, on);
-    }
-}
-
-/// File operations found in a row's tool calls.
-pub type FileOps = Vec<(FileOp, Box<str>)>;
-
 /// Where a scan's rows are read back from.
 #[derive(Debug, Clone)]
 pub enum Backing {
@@ -382,21 +255,6 @@ pub fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-fn is_silent_or_heartbeat(text: &str) -> bool {
-    let t = js_trim(text);
-    let all_tokens = |tok: &str| {
-        t.split(crate::transcript::entry::is_js_space)
-            .filter(|w| !w.is_empty())
-            .all(|w| w.eq_ignore_ascii_case(tok))
-    };
-    all_tokens("NO_REPLY") || all_tokens("HEARTBEAT_OK")
-}
-
-/// Non-blank text that is not only `NO_REPLY`/`HEARTBEAT_OK` tokens.
-pub(crate) fn meaningful_text(text: &str) -> bool {
-    !js_trim(text).is_empty() && !is_silent_or_heartbeat(text)
-}
-
 /// `hasMeaningfulMessageContent` (silent and heartbeat-only text do not count).
 fn meaningful_content(content: Option<&Value>) -> bool {
     match content {
@@ -426,8 +284,8 @@ fn meaningful_content(content: Option<&Value>) -> bool {
 fn required_ts_ok(v: &Value) -> bool {
     v.get("timestamp")
         .and_then(Value::as_str)
-        .filter(|s| !js_trim(s).is_empty())
-        .and_then(entry::parse_date_ms)
+        .filter(|s| !js::trim(s).is_empty())
+        .and_then(js::date_parse)
         .is_some()
 }
 
@@ -454,7 +312,7 @@ fn dup_signature(m: &Value) -> Option<[u8; 16]> {
         _ => return None,
     };
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.is_empty() || js_len(&collapsed) < 24 {
+    if collapsed.is_empty() || js::utf16_len(&collapsed) < 24 {
         return None;
     }
     let sender = m
@@ -490,7 +348,7 @@ pub fn facts_of(v: &Value) -> (Facts, FileOps) {
                     let stop = str_of(m.get("stopReason"));
                     f.set_stopped(matches!(stop, Some("aborted") | Some("error")));
                     if !f.stopped() {
-                        if let Some(u) = m.get("usage").filter(|u| js_truthy(u)) {
+                        if let Some(u) = m.get("usage").filter(|u| js::truthy(u)) {
                             let unavailable = u
                                 .get("contextUsage")
                                 .and_then(|c| c.get("state"))
@@ -510,7 +368,7 @@ pub fn facts_of(v: &Value) -> (Facts, FileOps) {
                             else {
                                 continue;
                             };
-                            if !js_truthy(args) {
+                            if !js::truthy(args) {
                                 continue;
                             }
                             let Some(p) = str_of(args.get("path")).filter(|p| !p.is_empty()) else {
@@ -566,15 +424,15 @@ pub fn facts_of(v: &Value) -> (Facts, FileOps) {
                     && meaningful_content(v.get("content")),
             );
         }
-        Some("branch_summary") if v.get("summary").is_some_and(js_truthy) => {
+        Some("branch_summary") if v.get("summary").is_some_and(js::truthy) => {
             f.role = Role::BranchSummary;
-            f.tokens = str_of(v.get("summary")).map_or(0, |s| js_len(s).div_ceil(4) as u64);
+            f.tokens = str_of(v.get("summary")).map_or(0, |s| js::utf16_len(s).div_ceil(4) as u64);
             f.set_bad_timestamp(!required_ts_ok(v));
             f.set_meaningful(str_of(v.get("summary")).is_some_and(meaningful_text));
         }
         Some("compaction") => {
             f.role = Role::CompactionSummary;
-            f.tokens = str_of(v.get("summary")).map_or(0, |s| js_len(s).div_ceil(4) as u64);
+            f.tokens = str_of(v.get("summary")).map_or(0, |s| js::utf16_len(s).div_ceil(4) as u64);
             f.set_bad_timestamp(!required_ts_ok(v));
         }
         _ => {}
@@ -616,148 +474,6 @@ pub fn tool_result_id(v: &Value) -> Option<String> {
 pub fn dup_signature_of(v: &Value) -> Option<[u8; 16]> {
     let m = message_of(v).filter(|m| str_of(m.get("role")) == Some("user"))?;
     dup_signature(m)
-}
-
-/// `tool_result_id` of the repair pass: the first non-blank of the id keys, trimmed.
-fn repair_result_id(m: &Map<String, Value>) -> Option<&str> {
-    [
-        "toolCallId",
-        "toolUseId",
-        "tool_call_id",
-        "tool_use_id",
-        "callId",
-        "call_id",
-    ]
-    .iter()
-    .filter_map(|k| m.get(*k).and_then(Value::as_str))
-    .map(js_trim)
-    .find(|s| !s.is_empty())
-}
-
-/// What the repair pass's step 7 (synthetic results for unanswered tool calls) reads of one
-/// `message` row whose message is an object (load-normalised).
-#[derive(Debug, Default, PartialEq)]
-pub struct RepairView<'a> {
-    /// An assistant delivery mirror (what makes a Responses assistant's calls count).
-    mirror: bool,
-    /// For tool results: the persisted result id (trimmed).
-    result_id: Option<Cow<'a, str>>,
-    /// An OpenAI code-mode assistant (first pass).
-    first: bool,
-    /// A Responses assistant (second pass).
-    second: bool,
-    /// For the candidates: (id, name) of the tool-call blocks.
-    calls: Vec<(String, Option<String>)>,
-}
-
-impl<'a> RepairView<'a> {
-    /// The view of a message with these fields; `calls` lists its `toolCall`/`toolUse`/
-    /// `functionCall` blocks with non-empty string ids (only asked for candidates).
-    pub fn new(
-        role: &str,
-        api: Option<&str>,
-        provider: Option<&str>,
-        model: Option<&str>,
-        stop: Option<&str>,
-        result_id: Option<Cow<'a, str>>,
-        calls: impl FnOnce() -> Vec<(String, Option<String>)>,
-    ) -> RepairView<'a> {
-        fn t(v: Option<&str>) -> &str {
-            v.map(js_trim).unwrap_or("")
-        }
-        let assistant = role == "assistant";
-        let live = assistant && stop != Some("error") && stop != Some("aborted");
-        let first = live && api == Some("openai-chatgpt-responses") && provider == Some("openai");
-        let second = live
-            && matches!(
-                t(api),
-                "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
-            );
-        RepairView {
-            mirror: assistant
-                && t(provider) == "openclaw"
-                && matches!(t(model), "delivery-mirror" | "gateway-injected"),
-            result_id: if role == "toolResult" {
-                result_id
-            } else {
-                None
-            },
-            first,
-            second,
-            calls: if first || second { calls() } else { Vec::new() },
-        }
-    }
-
-    /// The view of a message object (the general path).
-    pub(crate) fn of(m: &'a Map<String, Value>) -> RepairView<'a> {
-        let s = |k: &str| m.get(k).and_then(Value::as_str);
-        RepairView::new(
-            s("role").unwrap_or(""),
-            s("api"),
-            s("provider"),
-            s("model"),
-            s("stopReason"),
-            repair_result_id(m).map(Cow::Borrowed),
-            || crate::transcript::repair::tool_calls_in(m),
-        )
-    }
-}
-
-/// The repair pass's step 7, counted in one streaming pass: what
-/// [`repair::missing_tool_result_count`] computes over every message row, keeping only the
-/// persisted result ids and the candidate calls.
-#[derive(Debug, Default)]
-struct MissingResults {
-    /// Tool-result ids persisted anywhere.
-    results: HashSet<String>,
-    /// Calls of OpenAI code-mode assistants (first pass), in file order.
-    first: Vec<String>,
-    /// `message` calls of a Responses assistant, waiting for the next message row.
-    pending: Option<Vec<String>>,
-    /// `message` calls of Responses assistants followed by a delivery mirror (second pass).
-    second: Vec<String>,
-}
-
-impl MissingResults {
-    /// The next message row.
-    fn observe(&mut self, v: RepairView<'_>) {
-        if let Some(calls) = self.pending.take() {
-            if v.mirror {
-                self.second.extend(calls);
-            }
-        }
-        if let Some(id) = v.result_id {
-            if !self.results.contains(&*id) {
-                self.results.insert(id.into_owned());
-            }
-        }
-        if v.first {
-            self.first.extend(v.calls.iter().map(|(id, _)| id.clone()));
-        }
-        if v.second {
-            self.pending = Some(
-                v.calls
-                    .into_iter()
-                    .filter(|(_, name)| {
-                        js_trim(name.as_deref().unwrap_or("")).to_lowercase() == "message"
-                    })
-                    .map(|(id, _)| id)
-                    .collect(),
-            );
-        }
-    }
-
-    /// How many synthetic results the repair pass would insert.
-    fn count(self) -> usize {
-        let mut ids = self.results;
-        let mut n = 0;
-        for id in self.first.into_iter().chain(self.second) {
-            if ids.insert(id) {
-                n += 1;
-            }
-        }
-        n
-    }
 }
 
 /// Scans `path`: structure, facts and the checks above. Fails on the first line the
@@ -802,7 +518,7 @@ fn scan_reader(
     let total = scan_lines(file, |l| {
         last_byte_newline = l.terminated;
         let text = decode(l.bytes);
-        let trimmed = js_trim(&text);
+        let trimmed = js::trim(&text);
         if trimmed.is_empty() {
             return true;
         }
@@ -1034,7 +750,7 @@ impl Scanned {
                 let at = (loc.offset - start) as usize;
                 let text = decode(&buf[at..at + loc.len]);
                 let mut v: Value =
-                    crate::js::jsjson::parse_value(js_trim(&text)).map_err(|_| {
+                    crate::js::jsjson::parse_value(js::trim(&text)).map_err(|_| {
                         ScanError::Changed {
                             path: self.path.clone(),
                             line: loc.line,
@@ -1063,7 +779,7 @@ impl Scanned {
                 ix.row(i)
                     .id
                     .str()
-                    .map(|s| js_trim(ix.str(s)))
+                    .map(|s| js::trim(ix.str(s)))
                     .filter(|s| !s.is_empty())
                     .map(String::from)
             })

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::js;
+
 /// agent-core's default `reserveTokens`.
 pub const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
 /// agent-core's default `keepRecentTokens`.
@@ -173,9 +175,7 @@ pub fn resolve(config: &Value, entry: Option<&Map<String, Value>>, o: &Overrides
         .keep_recent_tokens
         .or(keep_config)
         .unwrap_or(DEFAULT_KEEP_RECENT_TOKENS);
-    let mode = if c
-        .get("provider")
-        .is_some_and(crate::transcript::tree::js_truthy)
+    let mode = if c.get("provider").is_some_and(js::truthy)
         || c.get("mode").and_then(Value::as_str) == Some("safeguard")
     {
         Mode::Safeguard

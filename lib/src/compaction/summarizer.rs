@@ -350,31 +350,21 @@ fn read_tail(mut r: impl Read, keep: usize) -> Vec<u8> {
 
 /// Blocks until `pid` (our child) has exited, without reaping it (`waitid` with `WNOWAIT`).
 fn wait_exited(pid: u32) {
-    loop {
-        // SAFETY: a zeroed siginfo_t is a valid out-parameter; `pid` is our own child.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return;
-        }
-    }
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let Some(pid) = Pid::from_raw(pid as i32) else {
+        return;
+    };
+    while let Err(rustix::io::Errno::INTR) = waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+    ) {}
 }
 
 /// SIGKILLs the child's whole process group (it is the group's leader and not yet reaped).
 fn kill_group(child: &Child) {
-    let pgid = child.id() as libc::pid_t;
-    if pgid > 0 {
-        // SAFETY: kill has no memory preconditions; a negative pid addresses the group
-        // whose id is our unreaped child's pid, i.e. only what the summariser started.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // The group whose id is our unreaped child's pid: only what the summariser started.
+    if let Some(pgid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     }
 }
 

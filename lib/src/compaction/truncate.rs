@@ -18,8 +18,9 @@ use crate::fs::data_file::DataPath;
 
 use super::commit::{CommitError, TranscriptSide};
 use crate::exit::{self, ExitCode};
+use crate::js;
 use crate::session::artifact::{archive_path, ArchiveReason};
-use crate::transcript::entry::{js_trim, type_of};
+use crate::transcript::entry::type_of;
 use crate::transcript::reader::{decode_line, scan_lines};
 use crate::transcript::tree::{scan_tree, select_path};
 
@@ -107,7 +108,7 @@ pub fn normalize_lines(header: &str, tail: &[String]) -> Option<Vec<String>> {
             let target = next.get("targetId").cloned();
             let valid_target = match &target {
                 Some(Value::Null) => true,
-                Some(Value::String(s)) => !js_trim(s).is_empty(),
+                Some(Value::String(s)) => !js::trim(s).is_empty(),
                 _ => false,
             };
             if !valid_target {
@@ -121,7 +122,7 @@ pub fn normalize_lines(header: &str, tail: &[String]) -> Option<Vec<String>> {
                 }
             }
             match &target {
-                Some(Value::String(t)) if !js_trim(t).is_empty() && !retained.contains(t) => {
+                Some(Value::String(t)) if !js::trim(t).is_empty() && !retained.contains(t) => {
                     next["targetId"] = Value::Null;
                     next["appendParentId"] = Value::Null;
                 }
@@ -159,7 +160,7 @@ pub fn normalize_lines(header: &str, tail: &[String]) -> Option<Vec<String>> {
             }
         }
         if let Some(id) = next.get("id").and_then(Value::as_str) {
-            if !js_trim(id).is_empty() {
+            if !js::trim(id).is_empty() {
                 retained.insert(id.to_string());
             }
         }
@@ -188,7 +189,7 @@ pub fn plan(data: &DataPath, max_lines: u64) -> Result<TrimPlan, TruncateError> 
     scan_lines(BufReader::with_capacity(1 << 20, f), |l| {
         let text = decode_line(l.bytes);
         for piece in readline_split(&text) {
-            let t = js_trim(piece);
+            let t = js::trim(piece);
             if t.is_empty() {
                 continue;
             }

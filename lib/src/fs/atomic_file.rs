@@ -102,6 +102,7 @@ fn temp_name_for(name: &OsStr) -> OsString {
 /// is made and kept open, so that the commit opens nothing: under a descriptor limit
 /// (`ulimit -n`) it is the preparation that fails, while nothing is in place yet, never
 /// the sync after the rename.
+#[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
 #[derive(Debug)]
 pub struct PendingReplace {
     target: PathBuf,
@@ -114,12 +115,14 @@ pub struct PendingReplace {
 impl PendingReplace {
     /// Writes `bytes` to a new temp file beside `target` with exactly `mode`, and syncs
     /// it; missing parent directories are created. The target is not touched.
+    #[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
     pub fn prepare(target: &Path, bytes: &[u8], mode: u32) -> Result<Self, AtomicWriteError> {
         Self::prepare_pieces(target, bytes.len(), [bytes], mode)
     }
 
     /// [`PendingReplace::prepare`] for a text given in pieces (`len` bytes in all), written
     /// one after the other without first being joined.
+    #[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
     pub fn prepare_pieces<'p>(
         target: &Path,
         len: usize,
@@ -147,6 +150,7 @@ impl PendingReplace {
 
     /// [`PendingReplace::prepare`] for a file named by data: its directory is reached
     /// from the trusted one without following a symlink ([`DataPath::open_parent`]).
+    #[must_use = "nothing is in place until `commit`; dropped, the temp file is removed"]
     pub fn prepare_data(
         target: &DataPath,
         bytes: &[u8],
@@ -279,7 +283,7 @@ fn page_aligned(storage: &mut [u8], len: usize) -> &mut [u8] {
 struct DirectWrites<'f> {
     file: &'f File,
     /// The flags before `O_DIRECT` was set; `None`: the usual writes.
-    flags: Option<libc::c_int>,
+    flags: Option<rustix::fs::OFlags>,
 }
 
 impl<'f> DirectWrites<'f> {
@@ -288,17 +292,11 @@ impl<'f> DirectWrites<'f> {
     fn start(file: &'f File) -> Self {
         #[cfg(target_os = "linux")]
         if crate::fs::platform::linux_specific() {
-            use std::os::fd::AsRawFd;
-            let fd = file.as_raw_fd();
-            // SAFETY: fcntl on an open descriptor.
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-            let set = flags >= 0
-                // SAFETY: fcntl on an open descriptor, adding one status flag to those it has.
-                && unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_DIRECT) } >= 0;
-            return DirectWrites {
-                file,
-                flags: set.then_some(flags),
-            };
+            use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+            let flags = fcntl_getfl(file)
+                .ok()
+                .filter(|&flags| fcntl_setfl(file, flags | OFlags::DIRECT).is_ok());
+            return DirectWrites { file, flags };
         }
         DirectWrites { file, flags: None }
     }
@@ -335,10 +333,8 @@ impl<'f> DirectWrites<'f> {
 
     /// Goes back to the usual writes.
     fn stop(&mut self) {
-        use std::os::fd::AsRawFd;
         if let Some(flags) = self.flags.take() {
-            // SAFETY: as in `start`; the flags read there.
-            unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETFL, flags) };
+            let _ = rustix::fs::fcntl_setfl(self.file, flags);
         }
     }
 }
@@ -455,9 +451,7 @@ mod tests {
             .create_new(true)
             .open(d.path().join("x"))
             .unwrap();
-        use std::os::fd::AsRawFd;
-        // SAFETY: fcntl on an open descriptor.
-        let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+        let flags = rustix::fs::fcntl_getfl(&f).unwrap();
         let mut direct = DirectWrites::start(&f);
         let mut storage = vec![0u8; 3 * DIRECT_ALIGN];
         let buf = page_aligned(&mut storage, 2 * DIRECT_ALIGN);
@@ -466,8 +460,7 @@ mod tests {
         direct.write(&buf[..100]).unwrap();
         direct.write(buf).unwrap();
         drop(direct);
-        // SAFETY: fcntl on an open descriptor.
-        assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) }, flags);
+        assert_eq!(rustix::fs::fcntl_getfl(&f).unwrap(), flags);
         drop(f);
         let mut want = bytes[..2 * DIRECT_ALIGN].to_vec();
         want.extend_from_slice(&bytes[..100]);

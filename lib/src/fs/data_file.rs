@@ -836,9 +836,14 @@ mod tests {
     use std::os::unix::fs::symlink;
 
     fn mkfifo(p: &Path) {
-        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid C string; mkfifo has no other preconditions.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            p,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! directories, facts about other processes and the platform's implementations of them.
 
 pub mod atomic_file;
+pub mod clean_path;
 pub mod data_file;
-pub mod fx_hash;
 pub mod platform;
 pub mod process;
 pub mod scratch_dir;

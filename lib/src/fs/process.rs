@@ -18,6 +18,8 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::js;
+
 /// At most this many bytes of `/proc/<pid>/cmdline` are read.
 pub const MAX_CMDLINE: u64 = 64 << 10;
 /// At most this many bytes of `/proc/<pid>/environ` are read.
@@ -26,9 +28,6 @@ pub const MAX_ENVIRON: u64 = 256 << 10;
 pub const MAX_FDS: usize = 4096;
 /// At most this many `/proc` entries are looked at.
 pub const MAX_PIDS: usize = 100_000;
-
-/// JavaScript `trim()`, re-exported for the lock modules that import it from here.
-pub(crate) use crate::js::trim as js_trim;
 
 /// Whether `pid` names a live process: `kill(pid, 0)` succeeds or fails with `EPERM`, and on
 /// Linux `/proc/<pid>/status` does not say state `Z` (zombie).
@@ -41,13 +40,13 @@ pub fn is_alive(pid: u32) -> bool {
     if pid == 0 || pid > i32::MAX as u32 {
         return false;
     }
-    // SAFETY: kill with signal 0 sends nothing; it only checks existence and permission.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    if rc != 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EPERM) {
-            return false;
-        }
+    let Some(pid_t) = rustix::process::Pid::from_raw(pid as i32) else {
+        return false;
+    };
+    // Signal 0 sends nothing; it only checks existence and permission.
+    match rustix::process::test_kill_process(pid_t) {
+        Ok(()) | Err(rustix::io::Errno::PERM) => {}
+        Err(_) => return false,
     }
     !is_zombie(pid)
 }
@@ -194,7 +193,7 @@ pub fn holds_open(pid: u32, path: &Path) -> bool {
 /// Split a raw `/proc/<pid>/cmdline` the way the gateway's `parseProcCmdline` does.
 fn parse_cmdline(raw: &str) -> Vec<String> {
     raw.split('\0')
-        .map(js_trim)
+        .map(js::trim)
         .filter(|arg| !arg.is_empty())
         .map(str::to_string)
         .collect()
@@ -204,7 +203,7 @@ fn parse_cmdline(raw: &str) -> Vec<String> {
 /// empty arguments dropped.
 fn normalize_args(argv: &[String]) -> Vec<String> {
     argv.iter()
-        .map(|arg| js_trim(arg).replace('\\', "/").to_lowercase())
+        .map(|arg| js::trim(arg).replace('\\', "/").to_lowercase())
         .filter(|arg| !arg.is_empty())
         .collect()
 }
@@ -265,7 +264,7 @@ pub fn looks_like_openclaw(argv: &[String]) -> bool {
 pub fn looks_like_gateway(argv: &[String]) -> bool {
     let normalized: Vec<String> = argv
         .iter()
-        .map(|a| js_trim(&a.replace('\\', "/")).to_lowercase())
+        .map(|a| js::trim(&a.replace('\\', "/")).to_lowercase())
         .collect();
     let first = normalized.first().map(String::as_str).unwrap_or("");
     let exe = strip_windows_exe_suffix(first);

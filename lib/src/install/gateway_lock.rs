@@ -38,8 +38,7 @@ pub struct GatewayLock {
 /// existing `<stateDir>/openclaw.json` / `clawdbot.json`, else `<stateDir>/openclaw.json`),
 /// without resolving symlinks.
 pub fn gateway_lock_path(config_path: &Path) -> PathBuf {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     lock_path_for(|key| std::env::var_os(key), uid, config_path)
 }
 

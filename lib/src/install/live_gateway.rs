@@ -83,8 +83,7 @@ impl std::fmt::Display for GatewayOwner {
 /// `env` is the caller's environment (its `TMPDIR` is one place among others).
 pub fn find(layout: &StateLayout, env: &Environment) -> Option<GatewayOwner> {
     let configs = config_candidates(layout);
-    // SAFETY: getuid cannot fail.
-    let own_uid = unsafe { libc::getuid() };
+    let own_uid = rustix::process::getuid().as_raw();
     let caller_tmp = gateway_lock::node_tmpdir(|k| env.var(k).map(OsString::from));
     let mut roots: BTreeSet<PathBuf> = [
         PathBuf::from(caller_tmp),
@@ -364,8 +363,7 @@ mod tests {
             None,
         );
         let pid = g.0.id();
-        // SAFETY: getuid cannot fail.
-        let uid = unsafe { libc::getuid() };
+        let uid = rustix::process::getuid().as_raw();
         let lock_dir = gateway_lock::lock_dir(&tmp, uid);
         std::fs::create_dir_all(&lock_dir).expect("mkdir");
         let config = link.join("openclaw.json");

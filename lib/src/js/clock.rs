@@ -3,8 +3,7 @@
 use chrono::{DateTime, Utc};
 use thiserror::Error;
 
-/// JavaScript's `new Date(ms).toISOString()`: `2026-11-29T21:55:15.244Z`.
-pub use crate::js::to_iso_string as iso_ms;
+use crate::js;
 
 /// A `--now` (or other timestamp) value that is not a time clawstate can use.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -111,7 +110,7 @@ fn parse_unchecked(input: &str) -> Result<i64, ClockError> {
 
 /// The archive timestamp of a file name: the ISO form with every `:` turned into `-`.
 pub fn archive_timestamp(ms: i64) -> String {
-    iso_ms(ms).replace(':', "-")
+    js::to_iso_string(ms).replace(':', "-")
 }
 
 /// Parses an archive timestamp (`YYYY-MM-DDTHH-MM-SS[.mmm]Z`) back into epoch ms.
@@ -223,7 +222,10 @@ mod tests {
 
     #[test]
     fn iso_and_archive_forms() {
-        assert_eq!(iso_ms(1_764_451_200_123), "2025-11-29T21:20:00.123Z");
+        assert_eq!(
+            js::to_iso_string(1_764_451_200_123),
+            "2025-11-29T21:20:00.123Z"
+        );
         assert_eq!(
             archive_timestamp(1_764_451_200_123),
             "2025-11-29T21-20-00.123Z"

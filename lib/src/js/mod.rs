@@ -94,6 +94,11 @@ pub fn truthy(v: &Value) -> bool {
     }
 }
 
+/// `v ?? …`: `v` unless it is `null` or `undefined` (an absent key).
+pub fn non_nullish(v: Option<&Value>) -> Option<&Value> {
+    v.filter(|v| !v.is_null())
+}
+
 // ---- dates ------------------------------------------------------------------------------
 
 /// The largest time value a JavaScript `Date` holds, in ms either side of the epoch (`TimeClip`).

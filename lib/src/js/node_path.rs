@@ -56,3 +56,35 @@ pub fn join(a: &Path, b: &Path) -> PathBuf {
     };
     PathBuf::from(OsString::from_vec(normalize(&joined)))
 }
+
+/// The real path of a file that may not exist: realpath of the deepest existing ancestor
+/// joined with the rest (`resolvePathViaExistingAncestorSync`).
+pub fn resolve_via_existing_ancestor(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    let mut cursor = abs.clone();
+    let mut missing = Vec::new();
+    while !cursor.exists() {
+        match (cursor.parent(), cursor.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                cursor = parent.to_path_buf();
+            }
+            _ => return abs,
+        }
+    }
+    match std::fs::canonicalize(&cursor) {
+        Ok(mut real) => {
+            for name in missing.iter().rev() {
+                real.push(name);
+            }
+            real
+        }
+        Err(_) => abs,
+    }
+}

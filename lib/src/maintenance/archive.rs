@@ -8,6 +8,7 @@ use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 use serde_json::Value;
 
@@ -18,8 +19,9 @@ use super::files::{
 };
 use super::journal;
 use super::paths::{strictly_inside, trajectory_paths, SessionPaths};
+use super::planned_archive::PlannedArchive;
 use super::store_pass::Facts;
-use crate::fs::fx_hash::{FxBuild, FxHashSet};
+use crate::js;
 use crate::session::artifact::{
     archive_name_suffix, archive_path_with, archive_time, ArchiveReason,
 };
@@ -36,7 +38,7 @@ pub struct RemovedSessions {
 
 /// The hash [`RemovedSessions`] files a sessionId (or its absence) under.
 fn session_hash(id: Option<&str>) -> u64 {
-    FxBuild::default().hash_one(id)
+    FixedState::default().hash_one(id)
 }
 
 impl RemovedSessions {
@@ -77,31 +79,6 @@ impl RemovedSessions {
     }
 }
 
-/// A planned rename of a removed session's transcript to its archive name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedArchive {
-    /// The removed session.
-    pub session_id: Option<String>,
-    /// The transcript (canonical, inside the sessions directory).
-    pub from: PathBuf,
-    /// Its archive name (`<name>.deleted.<ts>`, same directory).
-    pub to: PathBuf,
-    /// Where the run's listing found the transcript, when it looked it up there.
-    pub listed: Option<usize>,
-}
-
-impl RenamePairs for Vec<PlannedArchive> {
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-    fn pair(&self, i: usize) -> (&Path, &Path) {
-        (&self[i].from, &self[i].to)
-    }
-    fn listed(&self, i: usize) -> Option<usize> {
-        self[i].listed
-    }
-}
-
 /// Plans archiving the transcripts of removed sessions that no remaining entry
 /// references (`archiveRemovedSessionTranscripts` restricted to the store directory):
 /// existing regular files, not already gone in `overlay`, each once. The renames are
@@ -111,7 +88,7 @@ impl RenamePairs for Vec<PlannedArchive> {
 /// writes it then).
 pub fn plan_archives(
     removed: &RemovedSessions,
-    referenced_ids: &FxHashSet<&str>,
+    referenced_ids: &HashSet<&str, FixedState>,
     paths: &SessionPaths,
     overlay: &mut DirOverlay,
     clock: &dyn Fn() -> i64,
@@ -161,7 +138,7 @@ pub fn plan_archives(
         let half = sessions.len() / 2;
         let (first, second) = sessions.split_at(half);
         let ((mut files, a), (rest, b)) =
-            super::at_once(|| found(0, first), || found(half, second));
+            super::at_once::at_once(|| found(0, first), || found(half, second));
         files.extend(rest);
         (files, a.into_iter().chain(b).collect::<Vec<_>>())
     } else {
@@ -319,7 +296,7 @@ fn pointer_runtime_file(pointer: &Path, session_id: Option<&str>, cwd: &Path) ->
     let ok = o.get("traceSchema").and_then(Value::as_str) == Some("openclaw-trajectory-pointer")
         && o.get("schemaVersion").and_then(Value::as_f64) == Some(1.0)
         && o.get("sessionId").and_then(Value::as_str) == session_id
-        && !crate::session::session_key::js_trim(runtime).is_empty();
+        && !js::trim(runtime).is_empty();
     ok.then(|| crate::install::paths::absolutize(Path::new(runtime), cwd))
 }
 
@@ -364,7 +341,7 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
     let text = String::from_utf8_lossy(&buf[..n]);
     let Some(first) = text
         .split('\n')
-        .map(|l| crate::session::session_key::js_trim(l.strip_suffix('\r').unwrap_or(l)))
+        .map(|l| js::trim(l.strip_suffix('\r').unwrap_or(l)))
         .find(|l| !l.is_empty())
     else {
         return false;
@@ -384,7 +361,7 @@ fn runtime_matches_session(runtime: &Path, resolved: &Path, session_id: &str) ->
 /// outside the directory is reported, never deleted.
 pub fn plan_trajectories(
     removed: &RemovedSessions,
-    referenced_ids: &FxHashSet<&str>,
+    referenced_ids: &HashSet<&str, FixedState>,
     paths: &SessionPaths,
     guard: &mut DirGuard,
     overlay: &mut DirOverlay,
@@ -631,7 +608,7 @@ mod tests {
             let mut overlay = DirOverlay::default();
             let (plan, _) = plan_archives(
                 &removed,
-                &FxHashSet::default(),
+                &HashSet::default(),
                 &paths,
                 &mut overlay,
                 &|| 0,
@@ -679,7 +656,7 @@ mod tests {
             }
             let plan_with = |removed: &RemovedSessions, overlay: &mut DirOverlay, journal| {
                 let clock = || 1_700_000_000_000;
-                let none = FxHashSet::default();
+                let none = HashSet::default();
                 plan_archives(removed, &none, &paths, overlay, &clock, journal)
             };
             let mut overlay = DirOverlay::over(Arc::clone(paths.snapshot()));

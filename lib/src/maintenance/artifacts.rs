@@ -6,15 +6,17 @@ use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use foldhash::fast::FixedState;
+
 use super::config::TEMP_STALE_MS;
 use super::dir_snapshot::FileStat;
 use super::files::{
     dir_files, is_prompt_blob_temp, prompt_blob_hash, read_prompt_blob_files, DirFile, DirGuard,
     DirOverlay, PlannedRemoval, RemovalReason, SessionFile,
 };
-use super::paths::{is_clean_absolute, name_in_dir, split_clean, SessionPaths, TranscriptName};
+use super::paths::{name_in_dir, SessionPaths, TranscriptName};
 use super::rules::WorkingSet;
-use crate::fs::fx_hash::FxBuild;
+use crate::fs::clean_path::{is_clean_absolute, split_clean};
 use crate::session::artifact::{
     is_archive_artifact, is_checkpoint_name, is_store_temp, is_trajectory_artifact,
 };
@@ -47,7 +49,7 @@ impl UnreferencedReport {
 #[derive(Debug, Clone, Default)]
 pub struct PathSet {
     dir: PathBuf,
-    names: HashSet<Box<[u8]>, FxBuild>,
+    names: HashSet<Box<[u8]>, FixedState>,
     others: HashSet<PathBuf>,
 }
 
@@ -224,9 +226,9 @@ pub fn is_blob_removable(
 pub struct Sizes<'a> {
     dir: &'a Path,
     listed: &'a [DirFile<'a>],
-    listed_by_name: OnceCell<HashMap<&'a str, u64, FxBuild>>,
-    named: HashMap<&'a str, u64, FxBuild>,
-    others: HashMap<&'a Path, u64, FxBuild>,
+    listed_by_name: OnceCell<HashMap<&'a str, u64, FixedState>>,
+    named: HashMap<&'a str, u64, FixedState>,
+    others: HashMap<&'a Path, u64, FixedState>,
 }
 
 impl<'a> Sizes<'a> {
@@ -264,7 +266,7 @@ impl<'a> Sizes<'a> {
             Some(name) => self.named.get(name).copied().or_else(|| {
                 let by_name = self.listed_by_name.get_or_init(|| {
                     let mut m =
-                        HashMap::with_capacity_and_hasher(self.listed.len(), FxBuild::default());
+                        HashMap::with_capacity_and_hasher(self.listed.len(), FixedState::default());
                     m.extend(self.listed.iter().map(|f| (f.name, f.size)));
                     m
                 });
@@ -290,7 +292,7 @@ pub struct Remover<'g, 's> {
     /// Sizes of the scanned files by canonical path (what a dry run counts).
     pub sizes: Sizes<'s>,
     /// Files a dry run already counted.
-    pub simulated: HashSet<PathBuf, FxBuild>,
+    pub simulated: HashSet<PathBuf, FixedState>,
     /// Whether nothing is really removed.
     pub dry_run: bool,
     /// The directory guard doing real removals.

@@ -8,12 +8,11 @@
 //! store can name them, and the gateway cannot stat them either).
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use crate::fs::fx_hash::FxHasher;
+use foldhash::fast::FixedState;
 
 /// What a directory entry is, links not followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,11 +63,11 @@ pub struct DirSnapshot {
 }
 
 fn name_hash(name: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = FxHasher::default();
+    use std::hash::{BuildHasher, Hasher};
+    // foldhash's finish mixes every bit: the table indexes by the top ones.
+    let mut h = FixedState::default().build_hasher();
     h.write(name);
-    // The raw state: its top bits are the well-mixed ones.
-    h.state()
+    h.finish()
 }
 
 fn kind_of_mode(mode: libc::mode_t) -> EntryKind {
@@ -109,26 +108,16 @@ fn file_stat(st: &libc::stat) -> Option<FileStat> {
 fn lower_this_thread_priority() {
     #[cfg(target_os = "linux")]
     if crate::fs::platform::linux_specific() {
-        // SAFETY: gettid has no preconditions; setpriority on this thread's own id.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, 19);
-        }
+        let tid = rustix::thread::gettid();
+        let _ = rustix::process::setpriority_process(Some(tid), 19);
     }
 }
 
 /// Opens `dir` for `*at` calls: a directory, not a link (`O_DIRECTORY | O_NOFOLLOW`).
 pub fn open_dir(dir: &Path) -> Option<OwnedFd> {
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid C string.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    // SAFETY: a non-negative fd from open is ours to own.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    rustix::fs::open(dir, flags, Mode::empty()).ok()
 }
 
 impl DirSnapshot {
@@ -397,10 +386,8 @@ mod tests {
     /// Lowering a thread's priority lowers that thread's alone.
     #[test]
     fn lowers_only_the_calling_thread() {
-        // SAFETY: gettid takes no arguments and cannot fail.
-        let tid = || unsafe { libc::syscall(libc::SYS_gettid) as libc::id_t };
-        // SAFETY: getpriority on a live thread's id.
-        let nice = |t| unsafe { libc::getpriority(libc::PRIO_PROCESS, t) };
+        let tid = rustix::thread::gettid;
+        let nice = |t| rustix::process::getpriority_process(Some(t)).unwrap();
         let here = tid();
         let before = nice(here);
         let (there, after) = std::thread::spawn(move || {

@@ -17,8 +17,8 @@ use super::files::{
 };
 use super::paths::{name_in_dir, trajectory_paths, SessionPaths};
 use super::rules::{is_preserved, WorkingSet};
+use crate::js;
 use crate::session::artifact::is_store_temp;
-use crate::session::session_key::js_trim;
 
 /// The `diskBudget` object of the summary.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -270,7 +270,7 @@ pub fn enforce_disk_budget(
     if total > hw {
         let active = p
             .active_key
-            .map(|a| js_trim(a).to_lowercase())
+            .map(|a| js::trim(a).to_lowercase())
             .filter(|a| !a.is_empty());
         let mut id_refs: HashMap<String, u64> = HashMap::new();
         for (_, f) in ws.iter() {
@@ -290,7 +290,7 @@ pub fn enforce_disk_budget(
             let key = ws.key(i);
             if active
                 .as_deref()
-                .is_some_and(|a| js_trim(key).to_lowercase() == a)
+                .is_some_and(|a| js::trim(key).to_lowercase() == a)
             {
                 continue;
             }

@@ -13,14 +13,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
+use foldhash::fast::FixedState;
 use regex::Regex;
 
-use crate::fs::fx_hash::FxBuild;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use super::dir_snapshot::{lstat_at, open_dir, DirSnapshot};
-use super::paths::{is_clean_absolute, name_in_dir, relative_inside};
+use super::paths::{name_in_dir, relative_inside};
+use crate::fs::clean_path::is_clean_absolute;
 
 /// One regular file seen by a scan.
 #[derive(Debug, Clone)]
@@ -218,8 +219,8 @@ pub fn read_prompt_blob_files(real_dir: &Path) -> Vec<SessionFile> {
 /// and answers a listed file's fate by its place ([`dir_files`]).
 #[derive(Debug, Clone, Default)]
 pub struct DirOverlay {
-    renamed: HashMap<OsString, PathBuf, FxBuild>,
-    removed: HashSet<OsString, FxBuild>,
+    renamed: HashMap<OsString, PathBuf, FixedState>,
+    removed: HashSet<OsString, FixedState>,
     listed: Option<ListedPlans>,
 }
 
@@ -705,8 +706,8 @@ impl DirGuard {
     }
 
     /// The open directory and the C name of `p` when `p` lies directly in it.
-    fn at(&self, p: &Path) -> Option<(RawFd, CString)> {
-        let fd = self.fd.as_ref()?.as_raw_fd();
+    fn at(&self, p: &Path) -> Option<(BorrowedFd<'_>, CString)> {
+        let fd = self.fd.as_ref()?.as_fd();
         let name = name_in_dir(&self.real_dir, p)?;
         Some((fd, CString::new(name).ok()?))
     }
@@ -729,21 +730,10 @@ impl DirGuard {
     /// them); `None` without the directory open.
     fn rename_plain(&self, from: &CStr, to: &CStr) -> Option<RenameOutcome> {
         let fd = self.fd.as_ref()?;
-        // SAFETY: C strings; `fd` an open directory.
-        let r = unsafe {
-            libc::renameat(
-                fd.as_raw_fd(),
-                from.as_ptr().cast(),
-                fd.as_raw_fd(),
-                to.as_ptr().cast(),
-            )
-        };
-        Some(match r {
-            0 => RenameOutcome::Done,
-            _ => match std::io::Error::last_os_error() {
-                e if e.kind() == std::io::ErrorKind::NotFound => RenameOutcome::Nothing,
-                e => RenameOutcome::Failed(e),
-            },
+        Some(match rustix::fs::renameat(fd, from, fd, to) {
+            Ok(()) => RenameOutcome::Done,
+            Err(rustix::io::Errno::NOENT) => RenameOutcome::Nothing,
+            Err(e) => RenameOutcome::Failed(e.into()),
         })
     }
 
@@ -760,7 +750,7 @@ impl DirGuard {
         };
         match self.at(p) {
             Some((fd, name)) => {
-                let st = lstat_at(fd, &name)?;
+                let st = lstat_at(fd.as_raw_fd(), &name)?;
                 let fmt = st.st_mode & libc::S_IFMT;
                 Some(kind(
                     fmt == libc::S_IFREG,
@@ -822,13 +812,8 @@ impl DirGuard {
     fn unlink(&self, path: &Path) -> std::io::Result<()> {
         match self.at(path) {
             Some((fd, name)) => {
-                // SAFETY: `name` is a valid C string; `fd` an open directory.
-                let r = unsafe { libc::unlinkat(fd, name.as_ptr(), 0) };
-                if r == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
+                rustix::fs::unlinkat(fd, name.as_c_str(), rustix::fs::AtFlags::empty())
+                    .map_err(std::io::Error::from)
             }
             None => std::fs::remove_file(path),
         }
@@ -837,13 +822,8 @@ impl DirGuard {
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         match (self.at(from), self.at(to)) {
             (Some((fd, a)), Some((_, b))) => {
-                // SAFETY: valid C strings; `fd` an open directory.
-                let r = unsafe { libc::renameat(fd, a.as_ptr(), fd, b.as_ptr()) };
-                if r == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
+                rustix::fs::renameat(fd, a.as_c_str(), fd, b.as_c_str())
+                    .map_err(std::io::Error::from)
             }
             _ => std::fs::rename(from, to),
         }
@@ -1004,6 +984,7 @@ impl DirGuard {
     ///
     /// The renames were planned on this run's listing, which found each source a regular
     /// file: it is not `lstat`-ed again (a source gone since is nothing to do).
+    #[must_use = "the renames are recorded only by `DirGuard::finish_batch`"]
     pub fn start_renames(&self, batch: RenameBatch) -> RenamesUnderway {
         let progress = Arc::new(AtomicUsize::new(0));
         let state = if batch.pairs.is_empty() {
@@ -1086,7 +1067,7 @@ impl DirGuard {
         let parallel = listing.is_some_and(|snap| !snap.has_symlinks());
         // How many renames must be made before each removal: those up to the last that
         // names its file (0: none does).
-        let mut renamed_by: HashMap<&OsStr, usize, FxBuild> = HashMap::default();
+        let mut renamed_by: HashMap<&OsStr, usize, FixedState> = HashMap::default();
         for (k, &i) in underway.batch.order.iter().enumerate() {
             let (from, to) = pairs.pair(i);
             renamed_by.insert(from.as_os_str(), k + 1);
@@ -1402,6 +1383,7 @@ impl RenameBatch {
     /// Starts looking up the destinations in `dir`, in order ([`LookAhead`]), when there
     /// are enough of them for a thread to be worth it. The kernel caches each as absent,
     /// and the rename to it no longer searches the directory (under its lock) for it.
+    #[must_use = "the look-ups stop when the returned value is dropped"]
     pub fn look_ahead(&self, dir: &Path) -> Option<LookAhead> {
         (self.pairs.len() >= LOOK_UP_AHEAD_MIN).then(|| {
             let (pairs, order) = (Arc::clone(&self.pairs), Arc::clone(&self.order));
@@ -1431,6 +1413,7 @@ fn ends_in_name(path: &Path, name: &str) -> bool {
 /// Renames of a batch under way on a thread of their own ([`DirGuard::start_renames`]);
 /// [`DirGuard::finish_batch`] waits for them and records them. Dropped unfinished, it
 /// waits for them all the same (and nothing is recorded).
+#[must_use = "the renames are recorded only by `DirGuard::finish_batch`"]
 #[derive(Debug)]
 pub struct RenamesUnderway {
     batch: RenameBatch,
@@ -1471,6 +1454,7 @@ impl Drop for RenamesUnderway {
 /// unused), until done or dropped: the kernel then has their entries, found or
 /// negative, in its cache, and a later rename to or from one of them skips that search
 /// of a large directory. Nothing is changed; a name outside the directory is skipped.
+#[must_use = "the look-ups stop when this is dropped"]
 #[derive(Debug)]
 pub struct LookAhead {
     stop: Arc<AtomicBool>,

@@ -49,7 +49,7 @@ where
         slots: b_slots,
         filled: 0,
     };
-    let (ra, rb) = super::at_once(|| fill_first(&mut a), || fill_second(&mut b));
+    let (ra, rb) = super::at_once::at_once(|| fill_first(&mut a), || fill_second(&mut b));
     assert!(
         a.filled == first && b.filled == second,
         "fill_in_halves: {} of {first} and {} of {second} items pushed",

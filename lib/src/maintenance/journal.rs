@@ -11,15 +11,17 @@
 //! and the unreferenced pass keeps them until they are old). The next run deletes those
 //! of sessions the store no longer references ([`recover_removals`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use foldhash::fast::FixedState;
 use serde_json::Value;
 use thiserror::Error;
 
-use super::archive::PlannedArchive;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
-use super::paths::{is_clean_absolute, split_clean};
+use super::planned_archive::PlannedArchive;
+use crate::fs::clean_path::{is_clean_absolute, split_clean};
 use crate::exit::{self, ExitCode};
 use crate::fs::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
 use crate::fs::data_file::{DataDir, DataPath};
@@ -638,7 +640,7 @@ pub fn confine_file(
 pub fn recover_journal(
     path: &Path,
     sessions_dir: &Path,
-    live_ids: &crate::fs::fx_hash::FxHashSet<&str>,
+    live_ids: &HashSet<&str, FixedState>,
     referenced: &PathSet,
     guard: &mut DirGuard,
 ) -> Result<usize, JournalError> {
@@ -740,7 +742,7 @@ fn removals_text(removals: &[JournalRemoval<'_>]) -> Vec<u8> {
 #[cfg(test)]
 mod removal_tests {
     use super::*;
-    use crate::fs::fx_hash::FxHashSet;
+    use foldhash::fast::FixedState;
 
     /// Both forms and the text made while planning list the removals; the next run
     /// deletes those of sessions gone from the store, never one still referenced, one of
@@ -804,7 +806,7 @@ mod removal_tests {
             std::fs::write(p, "x").unwrap();
         }
         // A removal through a link refuses the whole journal: nothing goes.
-        let live: FxHashSet<&str> = ["b"].into_iter().collect();
+        let live: HashSet<&str, FixedState> = ["b"].into_iter().collect();
         let mut referenced = PathSet::new(&root);
         referenced.extend([root.join("c.trajectory.jsonl")]);
         let mut g = DirGuard::new(&root);
@@ -825,7 +827,7 @@ mod removal_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::fx_hash::FxHashSet;
+    use foldhash::fast::FixedState;
 
     /// The journal's text, written directly, is the text `serde_json` writes for it, for
     /// names and ids that need escaping or not, absent ids, and several groups.
@@ -932,7 +934,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&j).unwrap(), expected);
         assert_eq!(read_journal(&j).unwrap().unwrap().archives, plan);
         // "b" is referenced again by the store: it stays.
-        let live: FxHashSet<&str> = ["b"].into_iter().collect();
+        let live: HashSet<&str, FixedState> = ["b"].into_iter().collect();
         let mut g = DirGuard::new(&root);
         let done = recover_journal(&j, &root, &live, &PathSet::new(&root), &mut g).unwrap();
         assert_eq!(done, 2);
@@ -1041,13 +1043,7 @@ mod tests {
         }];
         write_journal(&j, &plan).unwrap();
         let mut g = DirGuard::new(&root);
-        let e = recover_journal(
-            &j,
-            &root,
-            &FxHashSet::default(),
-            &PathSet::new(&root),
-            &mut g,
-        );
+        let e = recover_journal(&j, &root, &HashSet::default(), &PathSet::new(&root), &mut g);
         assert!(matches!(e, Err(JournalError::Outside { .. })), "{e:?}");
         assert_eq!(std::fs::read_to_string(top.join("victim")).unwrap(), "keep");
         assert!(!top.join("victim.deleted").exists());
@@ -1085,14 +1081,8 @@ mod tests {
         for journal in journals {
             std::fs::write(&j, journal.to_string()).unwrap();
             let mut g = DirGuard::new(&root);
-            let e = recover_journal(
-                &j,
-                &root,
-                &FxHashSet::default(),
-                &PathSet::new(&root),
-                &mut g,
-            )
-            .unwrap_err();
+            let e = recover_journal(&j, &root, &HashSet::default(), &PathSet::new(&root), &mut g)
+                .unwrap_err();
             assert_eq!(e.exit_code(), exit::DATA_ERR, "{journal}");
             assert!(g.events.is_empty(), "{journal}: {:?}", g.events);
             assert_eq!(
@@ -1112,14 +1102,8 @@ mod tests {
             {"suffix": ".deleted.x", "files": [["inside.jsonl", "i"]]}]});
         std::fs::write(&j, ok.to_string()).unwrap();
         let mut g = DirGuard::new(&root);
-        let done = recover_journal(
-            &j,
-            &root,
-            &FxHashSet::default(),
-            &PathSet::new(&root),
-            &mut g,
-        )
-        .unwrap();
+        let done =
+            recover_journal(&j, &root, &HashSet::default(), &PathSet::new(&root), &mut g).unwrap();
         assert_eq!(done, 1);
         assert!(root.join("inside.jsonl.deleted.x").exists());
         // A real subdirectory, in the first form: renamed there.
@@ -1129,14 +1113,8 @@ mod tests {
             {"sessionId": "s", "from": root.join("sub/s.jsonl"), "to": root.join("sub/s.jsonl.deleted.x")}]});
         std::fs::write(&j, sub.to_string()).unwrap();
         let mut g = DirGuard::new(&root);
-        let done = recover_journal(
-            &j,
-            &root,
-            &FxHashSet::default(),
-            &PathSet::new(&root),
-            &mut g,
-        )
-        .unwrap();
+        let done =
+            recover_journal(&j, &root, &HashSet::default(), &PathSet::new(&root), &mut g).unwrap();
         assert_eq!(done, 1);
         assert!(root.join("sub/s.jsonl.deleted.x").exists());
         assert!(!j.exists());

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use super::rules::WorkingSet;
 use super::store_pass::{PassMode, StoreFacts};
+use crate::js;
 use crate::js::jsjson;
-use crate::js::trim as js_trim;
 
 /// The entries planned for removal and repair, by store position, in the gateway's
 /// order (`--fix-missing` removals, then `--fix-dm-scope` ones; repairs in store order).
@@ -59,7 +59,7 @@ pub fn settle(ws: &mut WorkingSet, store: &mut StoreFacts, planned: Planned) -> 
     for &i in missing.iter().chain(&dm_scope) {
         ws.revive(i);
     }
-    let padded = |i: usize| js_trim(ws.key(i)).len() != ws.key(i).len();
+    let padded = |i: usize| js::trim(ws.key(i)).len() != ws.key(i).len();
     let any_padded = missing
         .iter()
         .chain(&dm_scope)
@@ -75,7 +75,7 @@ pub fn settle(ws: &mut WorkingSet, store: &mut StoreFacts, planned: Planned) -> 
     };
     let target = |ws: &WorkingSet, i: usize| -> Option<usize> {
         let key = ws.key(i);
-        let trimmed = js_trim(key);
+        let trimmed = js::trim(key);
         if trimmed.is_empty() {
             return None;
         }

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::paths::{generated_session_id, js_basename, SessionPaths};
 use super::rules::WorkingSet;
-use crate::session::session_key::{js_trim, parse_agent_session_key};
+use crate::js;
+use crate::session::session_key::parse_agent_session_key;
 
 /// Transcripts larger than this always count as having messages.
 pub const EMPTY_TRANSCRIPT_MAX_BYTES: u64 = 4096;
@@ -58,7 +59,7 @@ pub fn has_no_message_records(path: &Path) -> bool {
     let text = String::from_utf8_lossy(&raw);
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if js_trim(line).is_empty() {
+        if js::trim(line).is_empty() {
             continue;
         }
         match crate::js::jsjson::parse_value(line) {
@@ -81,7 +82,7 @@ fn is_stale_generated_base(session_id: &str, session_file: Option<&str>) -> bool
         return false;
     };
     match generated_session_id(file) {
-        Some(g) if g != session_id => js_basename(js_trim(file)) == format!("{g}.jsonl"),
+        Some(g) if g != session_id => js_basename(js::trim(file)) == format!("{g}.jsonl"),
         _ => false,
     }
 }

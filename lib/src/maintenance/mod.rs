@@ -17,6 +17,7 @@
 
 pub mod archive;
 pub mod artifacts;
+mod at_once;
 pub mod config;
 pub use crate::store::deciding_fields;
 pub mod dir_snapshot;
@@ -28,6 +29,7 @@ pub mod lifecycle_mutation;
 pub mod missing;
 pub mod paths;
 pub mod plan_rows;
+pub mod planned_archive;
 pub mod removal_journal;
 pub mod report;
 pub mod rules;
@@ -39,10 +41,10 @@ use std::sync::Arc;
 
 use crate::fs::atomic_file::AtomicWriteError;
 
+use foldhash::fast::FixedState;
 use thiserror::Error;
 
 use crate::exit::{self, ExitCode};
-use crate::fs::fx_hash::FxHashSet;
 use crate::install::context::StateContext;
 use crate::install::targets::{StoreTarget, TargetError};
 use crate::session::artifact::ArchiveReason;
@@ -52,16 +54,17 @@ use crate::store::{SaveOutcome, StoreError};
 
 use archive::{
     archive_batch, archive_dirs, make_file_changes, plan_archives, plan_retention,
-    plan_trajectories, PlannedArchive, PlannedFileChanges, PlannedTrajectories, RemovedSessions,
-    RetentionRule,
+    plan_trajectories, PlannedFileChanges, PlannedTrajectories, RemovedSessions, RetentionRule,
 };
 use artifacts::{plan_unreferenced, prune_unreferenced, PathSet, PruneParams, UnreferencedReport};
+use at_once::at_once;
 use config::{MaintenanceConfig, MaintenanceMode};
 use dir_snapshot::DirSnapshot;
 use disk_budget::{enforce_disk_budget, BudgetMode, BudgetParams};
 use files::{DirGuard, DirOverlay, FileEvent, RenamesUnderway};
 use paths::SessionPaths;
 use plan_rows::{EntryChange, FileAction, FileChange, FileRule};
+use planned_archive::PlannedArchive;
 use report::{Action, ActionRow, StoreSummary};
 use rules::WorkingSet;
 use store_pass::{BlobWrites, PassMode, PreparedSave, StoreFacts};
@@ -589,46 +592,6 @@ fn preview_file_changes(
     out
 }
 
-/// Runs `here` on this thread and `there` on a second one at the same time, and returns
-/// both results; without a second thread to be had, runs `there` after `here`. A panic
-/// in either is resumed here.
-fn at_once<A, B: Send>(here: impl FnOnce() -> A, there: impl FnOnce() -> B + Send) -> (A, B) {
-    at_once_if(true, here, there)
-}
-
-/// [`at_once`], trying the second thread only when `spawn` (the tests take the road
-/// without one).
-fn at_once_if<A, B: Send>(
-    spawn: bool,
-    here: impl FnOnce() -> A,
-    there: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    // The slot keeps `there` for this thread when no second thread starts.
-    let slot = std::sync::Mutex::new(Some(there));
-    let take = || {
-        slot.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    };
-    let (a, b) = std::thread::scope(|s| {
-        let other = spawn
-            .then(|| {
-                std::thread::Builder::new()
-                    .spawn_scoped(s, || take().map(|f| f()))
-                    .ok()
-            })
-            .flatten();
-        let a = here();
-        let b = other.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        (a, b)
-    });
-    match (b, take()) {
-        (Some(b), _) => (a, b),
-        (None, Some(f)) => (a, f()),
-        (None, None) => unreachable!("`there` runs on the second thread or here"),
-    }
-}
-
 /// Frees `value` on a thread of its own: a run's large structures (the store's text,
 /// the facts of 100k entries, a directory listing) take a while to free, and the caller
 /// need not wait for that. Without a thread to be had, frees it here.
@@ -637,7 +600,7 @@ fn free_in_background<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
-fn live_session_ids(ws: &WorkingSet) -> FxHashSet<&str> {
+fn live_session_ids(ws: &WorkingSet) -> HashSet<&str, FixedState> {
     ws.iter()
         .filter_map(|(_, f)| f.session_id.as_deref())
         .collect()
@@ -1183,32 +1146,4 @@ pub fn apply_store(
         entry_changes,
         file_changes,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn at_once_returns_both_results_with_or_without_a_second_thread() {
-        for spawn in [true, false] {
-            let here_thread = std::thread::current().id();
-            let (a, (b, there_thread)) =
-                at_once_if(spawn, || "here", || (21 * 2, std::thread::current().id()));
-            assert_eq!((a, b), ("here", 42));
-            // Without a second thread, `there` ran here, after `here`.
-            assert_eq!(there_thread == here_thread, !spawn, "spawn: {spawn}");
-        }
-    }
-
-    #[test]
-    fn a_panic_on_the_second_thread_reaches_the_caller() {
-        for spawn in [true, false] {
-            let r = std::panic::catch_unwind(|| {
-                at_once_if(spawn, || 1, || -> u8 { panic!("there failed") })
-            });
-            let payload = r.expect_err("the panic must not be swallowed");
-            assert_eq!(payload.downcast_ref::<&str>(), Some(&"there failed"));
-        }
-    }
 }

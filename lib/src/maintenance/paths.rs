@@ -11,8 +11,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::dir_snapshot::DirSnapshot;
+use crate::fs::clean_path::{is_clean_absolute, split_clean};
 use crate::install::paths::absolutize;
-use crate::session::session_key::{js_trim, normalize_agent_id};
+use crate::js;
+use crate::session::session_key::normalize_agent_id;
 use crate::store::transcript_path::{
     agent_id_from_path, is_valid_transcript_id, looks_like_generated_session_id,
 };
@@ -31,7 +33,7 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
     });
     // The ids: `/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i`.
     let uuid = looks_like_generated_session_id;
-    let trimmed = js_trim(session_file);
+    let trimmed = js::trim(session_file);
     if trimmed.is_empty() {
         return None;
     }
@@ -48,18 +50,6 @@ pub fn generated_session_id(session_file: &str) -> Option<&str> {
         return uuid(id).then_some(id);
     }
     uuid(stem).then_some(stem)
-}
-
-/// Whether `p` is absolute and already normal (no `.`, `..`, doubled or trailing `/`).
-pub fn is_clean_absolute(p: &Path) -> bool {
-    let b = bytes(p);
-    if b.first() != Some(&b'/') {
-        return false;
-    }
-    b.len() == 1
-        || b[1..]
-            .split(|&c| c == b'/')
-            .all(|c| !c.is_empty() && c != b"." && c != b"..")
 }
 
 /// `path.basename` of a POSIX path string (trailing slashes ignored).
@@ -92,16 +82,6 @@ pub fn relative_inside(base: &Path, target: &Path) -> bool {
 
 fn bytes(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()
-}
-
-/// The parent and file name of a clean absolute path, by bytes (`None` for `/`).
-pub fn split_clean(p: &Path) -> Option<(&[u8], &[u8])> {
-    let b = bytes(p);
-    let i = b.iter().rposition(|&c| c == b'/')?;
-    if i + 1 == b.len() {
-        return None;
-    }
-    Some((if i == 0 { &b[..1] } else { &b[..i] }, &b[i + 1..]))
 }
 
 /// The file name of `p` when `p` lies directly in `dir` (compared as paths are: by
@@ -363,7 +343,7 @@ impl SessionPaths {
     /// relative names are joined to the real directory (lexically), absolute ones are
     /// realpath-ed and must be inside it or inside an `agents/<id>/sessions` directory.
     pub fn within_sessions_dir(&self, candidate: &str) -> Option<PathBuf> {
-        let trimmed = js_trim(candidate);
+        let trimmed = js::trim(candidate);
         if trimmed.is_empty() {
             return None;
         }
@@ -389,7 +369,7 @@ impl SessionPaths {
         let parts: Vec<&str> = real.iter().filter_map(|c| c.to_str()).collect();
         let i = parts.iter().rposition(|c| *c == "sessions")?;
         let agent_part = parts.get(i.checked_sub(1)?)?;
-        let lowered = js_trim(agent_part).to_lowercase();
+        let lowered = js::trim(agent_part).to_lowercase();
         if normalize_agent_id(agent_part) != lowered || parts.len() != i + 2 {
             return None;
         }
@@ -400,7 +380,7 @@ impl SessionPaths {
     /// `resolveSessionTranscriptPathInDir(sessionId, sessionsDir)`: `<realDir>/<id>.jsonl`
     /// for a valid id.
     pub fn transcript_in_dir(&self, session_id: &str) -> Option<PathBuf> {
-        let id = js_trim(session_id);
+        let id = js::trim(session_id);
         is_valid_transcript_id(id).then(|| self.real_dir.join(format!("{id}.jsonl")))
     }
 
@@ -448,7 +428,7 @@ impl SessionPaths {
             return TranscriptName::Other;
         };
         let plain = |name: &[u8]| !name.starts_with(b"..") && !snap.is_symlink(name);
-        let file = session_file.map(js_trim).filter(|f| !f.is_empty());
+        let file = session_file.map(js::trim).filter(|f| !f.is_empty());
         if let Some(f) = file {
             let p = Path::new(f);
             if !is_clean_absolute(p) {
@@ -461,7 +441,7 @@ impl SessionPaths {
                 _ => TranscriptName::Other,
             };
         }
-        let id = js_trim(id);
+        let id = js::trim(id);
         if !is_valid_transcript_id(id) {
             return TranscriptName::Nothing;
         }
@@ -526,7 +506,7 @@ impl SessionPaths {
             out.extend(self.session_file_path(session_id, file));
         }
         if let (Some(dir), Some(id)) = (&self.legacy_dir, session_id) {
-            let id = js_trim(id);
+            let id = js::trim(id);
             if is_valid_transcript_id(id) {
                 out.push(dir.join(format!("{id}.jsonl")));
             }

@@ -7,6 +7,7 @@ use super::artifacts::UnreferencedReport;
 use super::config::MaintenanceMode;
 use super::disk_budget::DiskBudgetReport;
 use crate::install::targets::StoreTarget;
+use crate::js;
 use crate::js::jsjson;
 use crate::report::terminal_text::escape_line;
 use crate::report::text_table::{Cell, Layout, TextTable, Tone};
@@ -231,7 +232,7 @@ fn truncate_key(key: &str) -> String {
 }
 
 fn flags_cell(e: &Map<String, Value>) -> String {
-    let truthy = |k: &str| e.get(k).is_some_and(crate::session::session_key::js_truthy);
+    let truthy = |k: &str| e.get(k).is_some_and(js::truthy);
     let text = |k: &str| match e.get(k) {
         Some(Value::String(s)) => s.clone(),
         Some(v) => jsjson::to_string_compact(v),

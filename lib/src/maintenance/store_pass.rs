@@ -8,20 +8,21 @@
 //! load-time holes) and the prompt-blob projection. The gateway's preview measures entries
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use foldhash::fast::FixedState;
 use serde_json::{Map, Value};
 
 use super::halves::{fill_in_halves, Half};
 use crate::fs::atomic_file::PendingReplace;
-use crate::fs::fx_hash::{FxBuild, FxHashMap, FxHashSet};
+use crate::js;
 use crate::js::jsjson;
 use crate::session::entry_fields::EntryFields;
-use crate::session::session_key::{is_durable_entry, js_trim};
+use crate::session::session_key::is_durable_entry;
 use crate::store::canonical::{self, Member};
 use crate::store::deciding_fields::{is_deciding_field, DecidingFields};
 use crate::store::normalize::{
@@ -81,7 +82,7 @@ impl Facts {
                         .get(side)
                         .and_then(|s| s.get("sessionFile"))
                         .and_then(Value::as_str)
-                        .map(js_trim)
+                        .map(js::trim)
                         .filter(|f| !f.is_empty())
                     {
                         checkpoint_files.push(f.to_string());
@@ -168,7 +169,7 @@ pub struct StoreFacts {
     blob_ids: HashMap<PathBuf, usize>,
     /// The blobs [`StoreFacts::intern_blob`] found, by hash: the bytes asked for and the id
     /// (an id never changes once given).
-    blob_found: FxHashMap<String, (u64, usize)>,
+    blob_found: HashMap<String, (u64, usize), FixedState>,
     changed_on_load: bool,
 }
 
@@ -229,11 +230,11 @@ fn peek_facts(key: &str, raw: &str) -> Peeked {
     if p.skills.is_some() {
         return Peeked::Full;
     }
-    let has_file = matches!(&p.session_file, Some(Value::String(s)) if !js_trim(s).is_empty());
+    let has_file = matches!(&p.session_file, Some(Value::String(s)) if !js::trim(s).is_empty());
     let session_id = match &p.session_id {
         None => None,
         Some(Value::String(raw)) if is_safe_session_id(raw) => {
-            let t = js_trim(raw);
+            let t = js::trim(raw);
             (is_valid_transcript_session_id(t) || has_file).then(|| t.to_string())
         }
         Some(_) => return Peeked::Dropped,
@@ -458,7 +459,7 @@ fn lean_entry(
 #[derive(Debug)]
 struct WalkedEntry {
     key: String,
-    /// The key's hash ([`FxBuild`]), taken while the key is fresh in the cache: the
+    /// The key's hash ([`FixedState`]), taken while the key is fresh in the cache: the
     /// duplicate check compares hashes, and strings only where two hashes meet.
     key_hash: u64,
     /// Where its key literal starts in the file.
@@ -493,7 +494,7 @@ fn walk_canonical_segment(
             failed = true;
             return false;
         }
-        let key_hash = FxBuild::default().hash_one(key.as_str());
+        let key_hash = FixedState::default().hash_one(key.as_str());
         let lean =
             members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, caches));
         out.push(WalkedEntry {
@@ -598,7 +599,8 @@ fn has_duplicate_key(parts: &[Vec<WalkedEntry>]) -> bool {
     }
     let count = hashes.len();
     drop(hashes);
-    let mut seen: FxHashSet<&str> = FxHashSet::with_capacity_and_hasher(count, Default::default());
+    let mut seen: HashSet<&str, FixedState> =
+        HashSet::with_capacity_and_hasher(count, Default::default());
     !parts.iter().flatten().all(|e| seen.insert(&e.key))
 }
 
@@ -854,7 +856,7 @@ impl StoreFacts {
             chunks: Vec::with_capacity(scan.len()),
             blobs: Vec::new(),
             blob_ids: HashMap::new(),
-            blob_found: FxHashMap::default(),
+            blob_found: HashMap::default(),
             scan,
         }
     }

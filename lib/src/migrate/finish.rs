@@ -30,52 +30,15 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use thiserror::Error;
 
-use crate::agent_db::{self, events, AgentDbError};
-use crate::exit::{self, ExitCode};
-use crate::fs::data_file::{DataFileError, DataPath};
+use crate::agent_db::{self, events};
+use crate::fs::data_file::DataPath;
 use crate::install::targets::StoreTarget;
 use crate::migrate::plan::legacy_jsonl::{self, LegacyEvent};
 use crate::migrate::plan::{self, DbSnapshot, IMPORT_ARCHIVE_DIR};
 
-/// The directory of 9.6's run manifests under the state dir.
-pub const RUNS_DIR: &str = "session-sqlite-migration-runs";
-
-/// A failure of `finish`.
-#[derive(Debug, Error)]
-pub enum FinishError {
-    /// The agent database could not be read.
-    #[error(transparent)]
-    Db(#[from] AgentDbError),
-    /// A file could not be read.
-    #[error(transparent)]
-    File(#[from] DataFileError),
-    /// A plan step failed.
-    #[error(transparent)]
-    Plan(#[from] plan::PlanError),
-    /// A move or a write failed.
-    #[error("{path}: {what}: {source}")]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// What was being done.
-        what: &'static str,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
-
-impl ExitCode for FinishError {
-    fn exit_code(&self) -> i32 {
-        match self {
-            FinishError::Db(e) => e.exit_code(),
-            FinishError::File(e) => e.exit_code(),
-            FinishError::Plan(e) => e.exit_code(),
-            FinishError::Write { .. } => exit::CANT_CREATE,
-        }
-    }
-}
+mod error;
+pub use error::{FinishError, RUNS_DIR};
 
 /// What the events of a leftover JSONL are, against the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -536,7 +499,7 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
                 }
             }
         }
-        let now = crate::js::clock::iso_ms(opts.now_ms);
+        let now = crate::js::to_iso_string(opts.now_ms);
         let mut item = FinishItem {
             agent_id: None,
             case: "manifest-incomplete",

@@ -34,8 +34,7 @@ use crate::exit::{self, ExitCode};
 use crate::gateway_rpc::{
     self, ConnectOptions, DeviceIdentity, Direction, GatewayAddress, GatewayClient, GatewayRpcError,
 };
-use crate::install::context::GatewayRoute;
-use crate::install::context::StateContext;
+use crate::install::context::{GatewayRoute, StateContext};
 use crate::install::live_gateway::GatewayOwner;
 use crate::ops::session_ops::{self, OpsError};
 use crate::report::terminal_text::escape_line;

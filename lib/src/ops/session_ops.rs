@@ -3,8 +3,10 @@
 //!
 //! The binaries only parse arguments and print what these functions return.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+use foldhash::fast::FixedState;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -377,7 +379,7 @@ pub fn patch_many(
     let mut entries_examined = 0;
     for (si, store) in stores.iter().enumerate() {
         let mut finder = lifecycle::KeyFinder::new(store, &key_ctx);
-        let mut seen: crate::fs::fx_hash::FxHashSet<String> = Default::default();
+        let mut seen: HashSet<String, FixedState> = Default::default();
         for (ri, r) in requests.iter().enumerate() {
             if of_request[ri] != si {
                 continue;
@@ -708,7 +710,7 @@ pub fn delete(
     let mut alive: Vec<Vec<bool>> = stores.iter().map(|s| vec![true; s.len()]).collect();
     for (si, store) in stores.iter().enumerate() {
         let facts = store.facts();
-        let position: crate::fs::fx_hash::FxHashMap<&str, usize> = facts
+        let position: HashMap<&str, usize, FixedState> = facts
             .iter()
             .enumerate()
             .map(|(i, f)| (f.key.as_str(), i))
@@ -746,7 +748,7 @@ pub fn delete(
         .map(|(ri, r, i)| (of_request[ri], r, i))
         .collect();
     // The transcripts stay where another entry left in the store shares the sessionId.
-    let session_ids_left: Vec<crate::fs::fx_hash::FxHashSet<&str>> = stores
+    let session_ids_left: Vec<HashSet<&str, FixedState>> = stores
         .iter()
         .zip(&alive)
         .map(|(s, alive)| {

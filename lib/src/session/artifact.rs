@@ -172,7 +172,7 @@ pub fn archive_name_suffix(reason: ArchiveReason, now_ms: i64) -> String {
 /// The archive path for `file` with the name suffix `suffix` ([`archive_name_suffix`]).
 pub fn archive_path_with(file: &Path, suffix: &str) -> PathBuf {
     // A clean absolute path ends with its file name: the suffix goes after its bytes.
-    if crate::maintenance::paths::is_clean_absolute(file) && file.as_os_str().len() > 1 {
+    if crate::fs::clean_path::is_clean_absolute(file) && file.as_os_str().len() > 1 {
         let mut out = std::ffi::OsString::with_capacity(file.as_os_str().len() + suffix.len());
         out.push(file.as_os_str());
         out.push(suffix);

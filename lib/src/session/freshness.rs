@@ -11,9 +11,7 @@ use chrono::TimeZone;
 use serde_json::{Map, Value};
 
 use crate::js;
-use crate::session::session_key::{
-    field, js_trim, js_truthy, lower_trim, nullish, opt_str, thread_id,
-};
+use crate::session::session_key::{field, lower_trim, opt_str, thread_id};
 
 /// How a session expires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,7 +139,7 @@ fn js_to_number(v: &Value) -> f64 {
 
 /// JavaScript `StringToNumber` (decimal, `Infinity`, `0x`/`0o`/`0b` integers).
 fn js_string_to_number(s: &str) -> f64 {
-    let t = js_trim(s);
+    let t = js::trim(s);
     if t.is_empty() {
         return 0.0;
     }
@@ -211,11 +209,11 @@ fn normalize_at_hour(v: Option<&Value>) -> u32 {
 /// `session.resetByChannel[<normalised channel>]`, when present.
 fn channel_override<'a>(session_cfg: &'a Value, channel: Option<&str>) -> Option<&'a Value> {
     let by_channel = field(Some(session_cfg), "resetByChannel")?;
-    if !js_truthy(by_channel) {
+    if !js::truthy(by_channel) {
         return None;
     }
     let key = normalize_message_channel(channel?)?;
-    nullish(by_channel.as_object()?.get(&key))
+    js::non_nullish(by_channel.as_object()?.get(&key))
 }
 
 /// `resolveSessionResetPolicy` with the `resetByChannel` override for `channel` (§6.1).
@@ -229,7 +227,7 @@ pub fn resolve_reset_policy(
 ) -> ResetPolicy {
     let cfg = Some(session_cfg);
     let over = channel_override(session_cfg, channel);
-    let over_set = over.is_some_and(js_truthy);
+    let over_set = over.is_some_and(js::truthy);
     let base = over.or_else(|| field(cfg, "reset"));
     let by_type = field(cfg, "resetByType");
     let typed = if over_set {
@@ -243,14 +241,14 @@ pub fn resolve_reset_policy(
             }
         })
     };
-    let has_explicit = base.is_some_and(js_truthy) || by_type.is_some_and(js_truthy);
+    let has_explicit = base.is_some_and(js::truthy) || by_type.is_some_and(js::truthy);
     let legacy_idle = if over_set {
         None
     } else {
         field(cfg, "idleMinutes")
     };
     let configured =
-        base.is_some_and(js_truthy) || typed.is_some_and(js_truthy) || legacy_idle.is_some();
+        base.is_some_and(js::truthy) || typed.is_some_and(js::truthy) || legacy_idle.is_some();
     let mode_value = field(typed, "mode").or_else(|| field(base, "mode"));
     let mode = match mode_value {
         Some(v) => match v.as_str() {
@@ -300,8 +298,8 @@ pub fn reset_type_for_key(key: &str) -> ResetType {
 
 /// The channel the offline agent path uses for `resetByChannel`: `lastChannel ?? channel ?? origin.provider`.
 pub fn reset_channel_for_entry(entry: &Map<String, Value>) -> Option<&str> {
-    nullish(entry.get("lastChannel"))
-        .or_else(|| nullish(entry.get("channel")))
+    js::non_nullish(entry.get("lastChannel"))
+        .or_else(|| js::non_nullish(entry.get("channel")))
         .or_else(|| field(entry.get("origin"), "provider"))
         .and_then(Value::as_str)
 }
@@ -388,8 +386,8 @@ pub fn evaluate_freshness<Tz: TimeZone>(
 /// `cliSessionBindings[p].sessionId`, else `cliSessionIds[p]`, else (for `claude-cli`)
 /// `claudeCliSessionId`, with `p` the lower-cased provider.
 pub fn has_provider_owned_session(entry: &Map<String, Value>) -> bool {
-    let provider =
-        nullish(entry.get("providerOverride")).or_else(|| nullish(entry.get("modelProvider")));
+    let provider = js::non_nullish(entry.get("providerOverride"))
+        .or_else(|| js::non_nullish(entry.get("modelProvider")));
     let Some(provider) = opt_str(provider) else {
         return false;
     };
@@ -418,18 +416,18 @@ pub fn session_header_started_at_ms<Tz: TimeZone>(
     session_id: &str,
     tz: &Tz,
 ) -> Option<i64> {
-    let session_id = js_trim(session_id);
+    let session_id = js::trim(session_id);
     if session_id.is_empty() || header.get("type").and_then(Value::as_str) != Some("session") {
         return None;
     }
     if let Some(id) = header.get("id").and_then(Value::as_str) {
-        if !js_trim(id).is_empty() && id != session_id {
+        if !js::trim(id).is_empty() && id != session_id {
             return None;
         }
     }
     let ms = match header.get("timestamp")? {
         Value::Number(n) => n.as_f64()?,
-        Value::String(s) if !js_trim(s).is_empty() => js::date_parse_in(s, tz)? as f64,
+        Value::String(s) if !js::trim(s).is_empty() => js::date_parse_in(s, tz)? as f64,
         _ => return None,
     };
     (ms.is_finite() && (0.0..=8.64e15).contains(&ms)).then(|| ms.floor() as i64)

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::js;
 use crate::session::session_key::{
-    chat_type_from_key, field, js_truthy, lower_trim, normalize_chat_type, nullish, opt_lower,
-    strip_agent_prefix,
+    chat_type_from_key, field, lower_trim, normalize_chat_type, opt_lower, strip_agent_prefix,
 };
 
 /// Where an entry records the channel it talks on, which depends on the store it came from.
@@ -21,7 +21,7 @@ pub enum EntryChannels {
 
 /// `sessionDeliveryChannel` (2026.9.6): the channel of an external delivery.
 fn delivery_channel(entry: Option<&Map<String, Value>>) -> Option<&Value> {
-    let delivery = nullish(entry.and_then(|e| e.get("delivery")))?;
+    let delivery = js::non_nullish(entry.and_then(|e| e.get("delivery")))?;
     if field(Some(delivery), "kind").and_then(Value::as_str) != Some("external") {
         return None;
     }
@@ -71,7 +71,7 @@ fn decide(decision: &'static str, reason: DecidedBy) -> SendDecision {
 /// A rule's `match` field, when the rule and its `match` are objects (others match everything).
 fn matcher<'a>(rule: &'a Value, name: &str) -> Option<&'a Value> {
     rule.as_object()
-        .and_then(|r| nullish(r.get("match")))
+        .and_then(|r| js::non_nullish(r.get("match")))
         .and_then(Value::as_object)
         .and_then(|m| m.get(name))
 }
@@ -95,7 +95,7 @@ pub fn resolve_send_policy(
     let policy = session_cfg
         .as_object()
         .and_then(|s| s.get("sendPolicy"))
-        .filter(|p| js_truthy(p));
+        .filter(|p| js::truthy(p));
     let Some(policy) = policy else {
         return decide("allow", DecidedBy::NoPolicy);
     };
@@ -134,7 +134,7 @@ pub fn resolve_send_policy(
         .map_or(&[], Vec::as_slice);
     let mut allowed: Option<usize> = None;
     for (i, rule) in rules.iter().enumerate() {
-        if !js_truthy(rule) {
+        if !js::truthy(rule) {
             continue;
         }
         let action = rule

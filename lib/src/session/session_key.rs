@@ -20,18 +20,15 @@ use crate::session::entry_fields::EntryFields;
 // ---------------------------------------------------------------------------
 // JavaScript string and value semantics shared by the key, freshness and send-policy rules.
 
-/// JavaScript `trim()` and truthiness, re-exported for the modules that import them from here.
-pub(crate) use crate::js::{trim as js_trim, truthy as js_truthy};
-
 /// `normalizeLowercaseStringOrEmpty`: JavaScript trim, then lower-case.
 pub(crate) fn lower_trim(s: &str) -> String {
-    js_trim(s).to_lowercase()
+    js::trim(s).to_lowercase()
 }
 
 /// `normalizeOptionalString`: a string value, JavaScript-trimmed, if non-empty.
 pub(crate) fn opt_str(v: Option<&Value>) -> Option<&str> {
     v.and_then(Value::as_str)
-        .map(js_trim)
+        .map(js::trim)
         .filter(|s| !s.is_empty())
 }
 
@@ -40,14 +37,9 @@ pub(crate) fn opt_lower(v: Option<&Value>) -> Option<String> {
     opt_str(v).map(str::to_lowercase)
 }
 
-/// `a ?? b` on optional JSON values: `None` for an absent key or a JSON `null`.
-pub(crate) fn nullish(v: Option<&Value>) -> Option<&Value> {
-    v.filter(|v| !v.is_null())
-}
-
 /// `obj?.field` for a JSON value: only objects have fields (a `null` field is absent).
 pub(crate) fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a Value> {
-    nullish(v.and_then(Value::as_object).and_then(|m| m.get(name)))
+    js::non_nullish(v.and_then(Value::as_object).and_then(|m| m.get(name)))
 }
 
 /// The UTF-16 length of a prefix of `s` ending at byte `b`.
@@ -109,7 +101,7 @@ fn encode_units(u: &[Result<char, u16>], lower: bool, out: &mut Vec<u16>) {
 
 /// `normalizeAgentId`: trim; a valid id is lower-cased, anything else is slugged; empty → `main`.
 pub fn normalize_agent_id(s: &str) -> String {
-    let trimmed = js_trim(s);
+    let trimmed = js::trim(s);
     if trimmed.is_empty() {
         return "main".to_string();
     }
@@ -241,7 +233,7 @@ fn case_preserved_spans(raw: &str) -> Vec<Span> {
 /// `normalizeSessionKeyPreservingOpaquePeerIds`: trim and lower-case, except Signal group ids
 /// and Matrix channel/group tails (whose `:thread:` marker is still lower-cased).
 pub fn normalize_session_key(key: &str) -> String {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     if raw.is_empty() {
         return String::new();
     }
@@ -310,7 +302,7 @@ pub fn parse_agent_session_key(key: &str) -> Option<AgentSessionKey> {
     if head != "agent" || id.is_empty() || rest.is_empty() || rest.starts_with(':') {
         return None;
     }
-    let agent_id = js_trim(id);
+    let agent_id = js::trim(id);
     if agent_id.is_empty() {
         return None;
     }
@@ -327,7 +319,7 @@ pub fn is_cron_key(key: &str) -> bool {
 
 /// `isSubagentSessionKey`: `subagent:` at the start of the key or of its agent rest.
 pub fn is_subagent_key(key: &str) -> bool {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     !raw.is_empty()
         && (raw.to_lowercase().starts_with("subagent:")
             || parse_agent_session_key(raw)
@@ -336,7 +328,7 @@ pub fn is_subagent_key(key: &str) -> bool {
 
 /// `isAcpSessionKey`: `acp:` at the start of the key or of its agent rest.
 pub fn is_acp_key(key: &str) -> bool {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     !raw.is_empty()
         && (raw.to_lowercase().starts_with("acp:")
             || parse_agent_session_key(raw)
@@ -401,7 +393,7 @@ impl KeyContext {
 /// `canonicalizeMainSessionAlias`: main aliases (`main`, mainKey, `agent:<id|main>:<main|mainKey>`)
 /// become `agent:<agent_id>:<mainKey>` (or `global` under global scope); others are returned trimmed.
 pub fn canonicalize_main_alias(session_key: &str, agent_id: &str, ctx: &KeyContext) -> String {
-    let raw = js_trim(session_key);
+    let raw = js::trim(session_key);
     if raw.is_empty() {
         return raw.to_string();
     }
@@ -425,7 +417,7 @@ pub fn canonicalize_main_alias(session_key: &str, agent_id: &str, ctx: &KeyConte
 
 /// `resolveSessionStoreKey`: the key under which a request key is stored (`store.md` §3.2).
 pub fn resolve_store_key(request: &str, ctx: &KeyContext) -> String {
-    let raw = js_trim(request);
+    let raw = js::trim(request);
     if raw.is_empty() {
         return String::new();
     }
@@ -496,7 +488,7 @@ pub fn cli_row_kind<E: crate::session::entry_fields::EntryView + ?Sized>(
         "unknown"
     } else if is_cron_key(key) {
         "cron"
-    } else if entry.get("spawnedBy").is_some_and(js_truthy) {
+    } else if entry.get("spawnedBy").is_some_and(js::truthy) {
         "spawn-child"
     } else if chat_type_is_group(entry) || key_has_group_marker(key) {
         "group"
@@ -684,9 +676,9 @@ pub fn chat_type_from_key(key: &str) -> KeyChatType {
 
 /// The thread id of a key: what follows its last `:thread:` (case-insensitive), trimmed, if non-empty.
 pub fn thread_id(key: &str) -> Option<&str> {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     let marker = last_index_of(&raw.to_lowercase(), ":thread:")?;
-    let id = js_trim(&raw[byte_pos(raw, marker + 8)..]);
+    let id = js::trim(&raw[byte_pos(raw, marker + 8)..]);
     (!id.is_empty()).then_some(id)
 }
 
@@ -698,7 +690,7 @@ pub fn is_synthetic_key(key: &str) -> bool {
 /// [`is_synthetic_key`] and the key's lowered rest, from one parse of the key (the
 /// subagent, ACP and cron predicates each parse it otherwise).
 fn synthetic_and_rest(key: &str) -> (bool, String) {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     let parsed = parse_agent_session_key(key);
     let rest = match &parsed {
         Some(p) => lower_trim(&p.rest),
@@ -791,9 +783,9 @@ fn durable_by_plain_key(key: &str) -> Option<Option<bool>> {
     let mut parts = k.splitn(3, ':');
     let parsed_rest = match (parts.next(), parts.next(), parts.next()) {
         (Some("agent"), Some(id), Some(rest))
-            if !js_trim(id).is_empty() && !rest.is_empty() && !rest.starts_with(':') =>
+            if !js::trim(id).is_empty() && !rest.is_empty() && !rest.starts_with(':') =>
         {
-            Some(js_trim(rest))
+            Some(js::trim(rest))
         }
         _ => None,
     };
@@ -803,7 +795,7 @@ fn durable_by_plain_key(key: &str) -> Option<Option<bool>> {
     }
     let thread = k
         .rfind(":thread:")
-        .is_some_and(|m| !js_trim(&k[m + 8..]).is_empty());
+        .is_some_and(|m| !js::trim(&k[m + 8..]).is_empty());
     Some((thread || has_durable_shape(rest)).then_some(true))
 }
 
@@ -813,7 +805,7 @@ pub fn is_durable_entry<M: EntryFields>(key: &str, entry: &M) -> bool {
         return verdict;
     }
     // `entry.chatType ?? entry.origin?.chatType`, then lower-cased if a string.
-    let chat = nullish(entry.get("chatType"))
+    let chat = js::non_nullish(entry.get("chatType"))
         .or_else(|| field(entry.get("origin"), "chatType"))
         .and_then(Value::as_str)
         .map(lower_trim);

@@ -532,7 +532,7 @@ pub struct StateDb {
     missing: bool,
     created: bool,
     no_log: Option<NoSignalLog>,
-    stores: Option<super::cursors::WatcherStores>,
+    stores: Option<super::watcher_stores::WatcherStores>,
 }
 
 impl StateDb {
@@ -748,7 +748,7 @@ impl StateDb {
     }
 
     /// Sets where watchers' session stores are (from the host's config and layout).
-    pub fn set_watcher_stores(&mut self, stores: super::cursors::WatcherStores) {
+    pub fn set_watcher_stores(&mut self, stores: super::watcher_stores::WatcherStores) {
         self.stores = Some(stores);
     }
 
@@ -757,12 +757,12 @@ impl StateDb {
     pub fn watcher_store(&self, watcher: &str) -> Option<String> {
         match &self.stores {
             Some(s) => s.of(watcher),
-            None => super::cursors::watcher_store_path(&self.path, watcher),
+            None => super::watcher_stores::watcher_store_path(&self.path, watcher),
         }
     }
 
     /// The watchers' stores as set by [`StateDb::set_watcher_stores`], for a cursor writer.
-    pub(crate) fn stores_for_writer(&self) -> Option<super::cursors::WatcherStores> {
+    pub(crate) fn stores_for_writer(&self) -> Option<super::watcher_stores::WatcherStores> {
         self.stores.clone()
     }
 
@@ -1241,42 +1241,10 @@ fn create_database(path: &Path, policy: JournalPolicy, schema: i64) -> Result<bo
     Ok(created)
 }
 
-/// The real path of a file that may not exist: realpath of the deepest existing ancestor
-/// joined with the rest (`resolvePathViaExistingAncestorSync`).
-pub fn resolve_via_existing_ancestor(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    };
-    let mut cursor = abs.clone();
-    let mut missing = Vec::new();
-    while !cursor.exists() {
-        match (cursor.parent(), cursor.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_os_string());
-                cursor = parent.to_path_buf();
-            }
-            _ => return abs,
-        }
-    }
-    match std::fs::canonicalize(&cursor) {
-        Ok(mut real) => {
-            for name in missing.iter().rev() {
-                real.push(name);
-            }
-            real
-        }
-        Err(_) => abs,
-    }
-}
-
 /// The gateway's state-lifecycle coordinator for a database:
 /// `/tmp/openclaw-state-locks-<uid>/state-lifecycle.<8 hex of sha256(real path)>.lock.sqlite`.
 pub fn state_lifecycle_coordinator_path(db_path: &Path) -> PathBuf {
-    let real = resolve_via_existing_ancestor(db_path);
+    let real = crate::js::node_path::resolve_via_existing_ancestor(db_path);
     let digest = Sha256::digest(real.as_os_str().as_encoded_bytes());
     let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     // SAFETY: getuid has no preconditions and cannot fail.

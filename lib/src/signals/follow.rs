@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 use super::db::{DbError, StateDb};
-use super::notices::{self, Notice, NoticeError};
+use super::notice::Notice;
+use super::notices::{self, NoticeError};
 use crate::exit::{self, ExitCode};
 
 /// How often the follower re-checks `data_version` without a notification, by default.
@@ -186,7 +187,7 @@ pub struct FollowOptions {
     pub safety_tick: Duration,
     /// Where the watchers' session stores are (schema 18: only notices of cursors of the
     /// current store reach a watcher); `None`: beside the database's state dir.
-    pub stores: Option<super::cursors::WatcherStores>,
+    pub stores: Option<super::watcher_stores::WatcherStores>,
 }
 
 /// Streams notices: each pending (watcher, target, changesSince) is emitted exactly once

@@ -9,9 +9,10 @@ use thiserror::Error;
 use super::cursors::{is_notifiable_watcher, CursorWriter, PROVENANCE_EXPLICIT};
 use super::db::{DbError, StateDb};
 use super::kinds;
-use super::notices::Notice;
+use super::notice::Notice;
 use super::retention::{self, PruneThrottle};
 use crate::exit::{self, ExitCode};
+use crate::js;
 
 /// How far in the past an `occurredAt` may lie (24 h); later values are clamped to now.
 pub const OCCURRED_AT_MAX_SKEW_MS: i64 = 24 * 60 * 60 * 1000;
@@ -519,7 +520,7 @@ pub fn changes_since(
 /// `Unknown sessionKey: <input>`, or `Unknown sessionId: <input>` when the input looks like
 /// a session id or not like a session key (`shouldResolveSessionIdInput`).
 pub fn unknown_session(input: &str) -> JournalError {
-    let raw = crate::session::session_key::js_trim(input);
+    let raw = js::trim(input);
     let looks_like_id = {
         let b = raw.as_bytes();
         b.len() == 36

@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::js;
+
 /// Who caused an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActorType {
@@ -133,7 +135,7 @@ pub struct DefaultsInput<'a> {
 pub fn default_summary(kind: &str, d: &DefaultsInput<'_>) -> Option<String> {
     let via = || {
         d.via
-            .map(crate::session::session_key::js_trim)
+            .map(js::trim)
             .filter(|s| !s.is_empty())
             .unwrap_or("unknown")
             .to_string()

@@ -19,15 +19,18 @@ pub mod generation;
 pub mod journal;
 pub mod kinds;
 pub mod lifecycle;
+pub mod notice;
 pub mod notices;
 pub mod presence;
 pub mod request;
 pub mod retention;
+pub mod watcher_stores;
 
 pub use cursors::{Cursor, CursorError, CursorFilter};
 pub use db::{Access, DbError, StateDb};
 pub use journal::{Event, EventFilter, JournalError, RecordInput, Recorder, StateChanges};
-pub use notices::{Notice, NoticeError};
+pub use notice::Notice;
+pub use notices::NoticeError;
 pub use retention::{PruneLimits, PruneReport};
 
 /// The SQLite binding the signal modules use, for callers (and tests) that inspect a

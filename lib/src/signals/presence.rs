@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{OpenFlags, OptionalExtension};
 
-use super::cursors::{store_path_text, WatcherStores};
+use super::watcher_stores::store_path_text;
+use super::watcher_stores::WatcherStores;
 use crate::agent_db::layout;
 use crate::install::context::StateContext;
 use crate::install::targets::store_path_for_agent;

@@ -5,9 +5,10 @@ use serde_json::{Map, Value};
 
 use super::journal::RecordInput;
 use super::kinds::{self, ActorType, DefaultsInput, Outcome};
+use crate::js;
 use crate::js::clock::parse_time_ms;
 use crate::session::session_key::{
-    js_trim, normalize_agent_id, parse_agent_session_key, resolve_store_key, KeyContext,
+    normalize_agent_id, parse_agent_session_key, resolve_store_key, KeyContext,
 };
 
 /// The fields of one record request, unvalidated.
@@ -125,8 +126,8 @@ impl RecordRequest {
         if session_key.is_empty() {
             return Err(format!("invalid session key {raw_key:?}"));
         }
-        let kind =
-            opt(self.kind.map(|k| js_trim(&k).to_string())).ok_or("a kind is required (--kind)")?;
+        let kind = opt(self.kind.map(|k| js::trim(&k).to_string()))
+            .ok_or("a kind is required (--kind)")?;
         let agent_id = match opt(self.agent_id) {
             Some(a) => normalize_agent_id(&a),
             None => match parse_agent_session_key(&session_key) {

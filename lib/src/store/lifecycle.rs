@@ -4,14 +4,16 @@
 //! These functions work on a loaded [`SessionStore`]; the caller holds the store lock
 //! for the whole read-modify-write and decides about dry runs.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use foldhash::fast::FixedState;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::{DataFileError, DataPath};
-use crate::js::clock::iso_ms;
+use crate::js;
 use crate::session::artifact::{archive_name_suffix, trajectory_sidecars, ArchiveReason};
 use crate::session::session_key::{
     is_subagent_key, normalize_session_key, resolve_store_key, KeyContext,
@@ -140,7 +142,7 @@ pub struct KeyFinder<'a> {
     ctx: &'a KeyContext,
     /// Every entry as the lookups see it: key, updatedAt (0 unless a number), sessionId.
     entries: Vec<(&'a str, f64, Option<&'a str>)>,
-    by_key: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+    by_key: HashMap<&'a str, Slot<'a>, FixedState>,
     index: Option<FallbackIndex<'a>>,
     visits: usize,
 }
@@ -149,9 +151,9 @@ pub struct KeyFinder<'a> {
 struct FallbackIndex<'a> {
     /// `normalize_session_key(k)` and `resolve_store_key(k)` of every stored key `k` →
     /// the freshest, the first in store order on ties.
-    by_alias: crate::fs::fx_hash::FxHashMap<String, Slot<'a>>,
+    by_alias: HashMap<String, Slot<'a>, FixedState>,
     /// sessionId → the freshest, the last in store order on ties (as `Iterator::max_by`).
-    by_session_id: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>>,
+    by_session_id: HashMap<&'a str, Slot<'a>, FixedState>,
 }
 
 /// An entry's position in the store, its updatedAt and its key.
@@ -244,9 +246,8 @@ impl<'a> KeyFinder<'a> {
 
 impl<'a> FallbackIndex<'a> {
     fn build(entries: &[(&'a str, f64, Option<&'a str>)], ctx: &KeyContext) -> Self {
-        let mut by_alias: crate::fs::fx_hash::FxHashMap<String, Slot<'a>> = Default::default();
-        let mut by_session_id: crate::fs::fx_hash::FxHashMap<&'a str, Slot<'a>> =
-            Default::default();
+        let mut by_alias: HashMap<String, Slot<'a>, FixedState> = Default::default();
+        let mut by_session_id: HashMap<&'a str, Slot<'a>, FixedState> = Default::default();
         for (i, &(k, u, id)) in entries.iter().enumerate() {
             let normalized = normalize_session_key(k);
             let resolved = resolve_store_key(k, ctx);
@@ -478,7 +479,7 @@ pub fn transcript_header(session_id: &str, now_ms: i64, cwd: &Path) -> String {
     h.insert("type".into(), Value::from("session"));
     h.insert("version".into(), Value::from(3));
     h.insert("id".into(), Value::from(session_id));
-    h.insert("timestamp".into(), Value::from(iso_ms(now_ms)));
+    h.insert("timestamp".into(), Value::from(js::to_iso_string(now_ms)));
     h.insert(
         "cwd".into(),
         Value::from(cwd.to_string_lossy().into_owned()),

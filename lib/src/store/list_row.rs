@@ -17,13 +17,13 @@
 
 use serde_json::{Map, Value};
 
+use crate::js;
 use crate::session::entry_fields::EntryView;
 use crate::session::session_key::{
     cli_row_kind, is_acp_key, normalize_agent_id, normalize_chat_type, parse_agent_session_key,
 };
 use crate::store::normalize::{
-    canonicalize_id, coalesce, field, js_lower, js_number, js_trim, lower_or_empty, opt_string,
-    utf16_len,
+    canonicalize_id, coalesce, field, js_number, lower_or_empty, opt_string,
 };
 
 /// The default model when neither the entry nor the config names one.
@@ -338,7 +338,7 @@ fn configured_context_window(cfg: &Value, model_id: &str) -> Option<Value> {
 
 /// `parseModelRef(raw, defaultProvider)` of the display module.
 fn parse_model_ref(raw: &str, default_provider: &str) -> ModelRef {
-    let trimmed = js_trim(raw);
+    let trimmed = js::trim(raw);
     if trimmed.is_empty() {
         return ModelRef {
             provider: default_provider.into(),
@@ -347,8 +347,8 @@ fn parse_model_ref(raw: &str, default_provider: &str) -> ModelRef {
     }
     match trimmed.find('/') {
         Some(i) if i > 0 && i + 1 < trimmed.len() => {
-            let provider = js_trim(&trimmed[..i]);
-            let model = js_trim(&trimmed[i + 1..]);
+            let provider = js::trim(&trimmed[..i]);
+            let model = js::trim(&trimmed[i + 1..]);
             ModelRef {
                 provider: if provider.is_empty() {
                     default_provider
@@ -415,16 +415,16 @@ fn stored_override<E: EntryView + ?Sized>(entry: &E) -> (Option<String>, Option<
         entry
             .get(k)
             .and_then(Value::as_str)
-            .map(|s| js_trim(s).to_string())
+            .map(|s| js::trim(s).to_string())
     };
     let provider = trimmed("providerOverride");
     let model = trimmed("modelOverride");
     match (&provider, &model) {
         (Some(p), Some(m)) if !p.is_empty() && !m.is_empty() => {
-            let prefix = format!("{}/", js_lower(p));
-            let model = if js_lower(m).starts_with(&prefix) {
-                let rest = utf16_suffix(m, utf16_len(p) + 1);
-                let rest = js_trim(&rest);
+            let prefix = format!("{}/", js::to_lower_case(p));
+            let model = if js::to_lower_case(m).starts_with(&prefix) {
+                let rest = utf16_suffix(m, js::utf16_len(p) + 1);
+                let rest = js::trim(&rest);
                 if rest.is_empty() {
                     m.clone()
                 } else {
@@ -465,9 +465,9 @@ pub fn display_model_ref<E: EntryView + ?Sized>(cfg: &Value, key: &str, entry: &
 
 /// `isCliProvider`: a configured `agents.defaults.cliBackends` key or a bundled CLI backend.
 fn is_cli_provider(provider: &str, cfg: &Value) -> bool {
-    let n = js_lower(js_trim(provider));
+    let n = js::to_lower_case(js::trim(provider));
     if let Some(Value::Object(b)) = cfg_path(cfg, &["agents", "defaults", "cliBackends"]) {
-        if b.keys().any(|k| js_lower(js_trim(k)) == n) {
+        if b.keys().any(|k| js::to_lower_case(js::trim(k)) == n) {
             return true;
         }
     }
@@ -477,26 +477,26 @@ fn is_cli_provider(provider: &str, cfg: &Value) -> bool {
 /// `inferUniqueProviderFromConfiguredModels` (provider aliases of the model catalog are not
 /// applied: config only).
 fn infer_unique_provider(cfg: &Value, model: &str) -> Option<String> {
-    let model = js_trim(model);
+    let model = js::trim(model);
     if model.is_empty() {
         return None;
     }
-    let normalized = js_lower(model);
+    let normalized = js::to_lower_case(model);
     let mut providers: Vec<String> = Vec::new();
     let add = |p: &str, providers: &mut Vec<String>| {
-        let p = js_lower(js_trim(p));
+        let p = js::to_lower_case(js::trim(p));
         if !p.is_empty() && !providers.contains(&p) {
             providers.push(p);
         }
     };
     if let Some(Value::Object(models)) = cfg_path(cfg, &["agents", "defaults", "models"]) {
         for key in models.keys() {
-            let r = js_trim(key);
+            let r = js::trim(key);
             if r.is_empty() || !r.contains('/') || r.ends_with("/*") {
                 continue;
             }
             let parsed = parse_model_ref(r, DEFAULT_PROVIDER);
-            if parsed.model == model || js_lower(&parsed.model) == normalized {
+            if parsed.model == model || js::to_lower_case(&parsed.model) == normalized {
                 add(&parsed.provider, &mut providers);
                 if providers.len() > 1 {
                     return None;
@@ -511,8 +511,8 @@ fn infer_unique_provider(cfg: &Value, model: &str) -> Option<String> {
                     let Some(id) = field(Some(m), "id").and_then(Value::as_str) else {
                         continue;
                     };
-                    let id = js_trim(id);
-                    if !id.is_empty() && (id == model || js_lower(id) == normalized) {
+                    let id = js::trim(id);
+                    if !id.is_empty() && (id == model || js::to_lower_case(id) == normalized) {
                         add(provider_id, &mut providers);
                     }
                 }
@@ -628,18 +628,14 @@ fn default_model_for_agent(cfg: &Value, agent_id: &str) -> ModelRef {
         }
     }
     if let Some(Value::Object(providers)) = cfg_path(cfg, &["models", "providers"]) {
-        let has_default = providers
-            .get(DEFAULT_PROVIDER)
-            .is_some_and(crate::session::session_key::js_truthy);
+        let has_default = providers.get(DEFAULT_PROVIDER).is_some_and(js::truthy);
         if !has_default {
             for (provider, pc) in providers {
                 let first = match field(Some(pc), "models") {
                     Some(Value::Array(models)) => models.first(),
                     _ => None,
                 };
-                if let Some(id) =
-                    field(first, "id").filter(|v| crate::session::session_key::js_truthy(v))
-                {
+                if let Some(id) = field(first, "id").filter(|v| js::truthy(v)) {
                     let model = id
                         .as_str()
                         .map(str::to_string)
@@ -689,7 +685,7 @@ fn agent_runtime(cfg: &Value, agent_id: &str, display: &ModelRef) -> (String, St
 
 /// `normalizeOptionalAgentRuntimeId`.
 fn normalize_runtime_id(raw: &str) -> Option<String> {
-    let v = js_lower(js_trim(raw));
+    let v = js::to_lower_case(js::trim(raw));
     if v.is_empty() {
         return None;
     }
@@ -703,36 +699,37 @@ fn normalize_runtime_id(raw: &str) -> Option<String> {
 fn has_runtime_policy(v: Option<&Value>) -> bool {
     field(v, "id")
         .and_then(Value::as_str)
-        .is_some_and(|s| !js_trim(s).is_empty())
+        .is_some_and(|s| !js::trim(s).is_empty())
 }
 
 /// `parseModelCatalogRef`: `provider/model`, provider lower-cased.
 fn parse_catalog_ref(value: &str) -> Option<(String, String)> {
-    let trimmed = js_trim(value);
+    let trimmed = js::trim(value);
     let i = trimmed.find('/')?;
     if i == 0 || i + 1 >= trimmed.len() {
         return None;
     }
-    let provider = js_trim(&trimmed[..i]);
-    let model = js_trim(&trimmed[i + 1..]);
-    (!provider.is_empty() && !model.is_empty()).then(|| (js_lower(provider), model.to_string()))
+    let provider = js::trim(&trimmed[..i]);
+    let model = js::trim(&trimmed[i + 1..]);
+    (!provider.is_empty() && !model.is_empty())
+        .then(|| (js::to_lower_case(provider), model.to_string()))
 }
 
 /// `normalizeModelIdForProvider`.
 fn model_id_for_provider(provider: Option<&str>, model_id: &str) -> Option<String> {
-    let trimmed = js_trim(model_id);
+    let trimmed = js::trim(model_id);
     if trimmed.is_empty() {
         return None;
     }
     let Some(i) = trimmed.find('/').filter(|&i| i > 0) else {
         return Some(trimmed.to_string());
     };
-    let model_provider = js_lower(js_trim(&trimmed[..i]));
-    let expected = js_lower(js_trim(provider.unwrap_or("")));
+    let model_provider = js::to_lower_case(js::trim(&trimmed[..i]));
+    let expected = js::to_lower_case(js::trim(provider.unwrap_or("")));
     if !expected.is_empty() && model_provider != expected {
         return None;
     }
-    let rest = js_trim(&trimmed[i + 1..]);
+    let rest = js::trim(&trimmed[i + 1..]);
     (!rest.is_empty()).then(|| rest.to_string())
 }
 
@@ -744,14 +741,14 @@ enum MatchKind {
 }
 
 fn match_kind(entry_id: &str, provider: Option<&str>, model_id: &str) -> MatchKind {
-    let entry_id = js_trim(entry_id);
+    let entry_id = js::trim(entry_id);
     if entry_id == model_id {
         return MatchKind::Exact;
     }
     let Some((p, m)) = parse_catalog_ref(entry_id) else {
         return MatchKind::None;
     };
-    let caller = js_lower(js_trim(provider.unwrap_or("")));
+    let caller = js::to_lower_case(js::trim(provider.unwrap_or("")));
     if !caller.is_empty() && p != caller {
         return MatchKind::None;
     }
@@ -786,7 +783,7 @@ fn agent_model_entry_policy<'a>(
     if mid.is_none() && kind != MatchKind::Wildcard {
         return none;
     }
-    let session_agent = normalize_agent_id(&js_lower(js_trim(agent_id)));
+    let session_agent = normalize_agent_id(&js::to_lower_case(js::trim(agent_id)));
     let agent_models = agent_list(cfg)
         .iter()
         .filter(|e| e.is_object())
@@ -795,7 +792,7 @@ fn agent_model_entry_policy<'a>(
                 == session_agent
         })
         .and_then(|e| field(Some(e), "models"));
-    let caller = js_lower(js_trim(provider.unwrap_or("")));
+    let caller = js::to_lower_case(js::trim(provider.unwrap_or("")));
     for models in [
         agent_models,
         cfg_path(cfg, &["agents", "defaults", "models"]),
@@ -811,10 +808,7 @@ fn agent_model_entry_policy<'a>(
                     .is_some_and(|(p, m)| m == "*" && (caller.is_empty() || p == caller)),
             };
             let policy = field(Some(entry), "agentRuntime");
-            if !hit
-                || !crate::session::session_key::js_truthy(policy.unwrap_or(&Value::Null))
-                || !has_runtime_policy(policy)
-            {
+            if !hit || !js::truthy(policy.unwrap_or(&Value::Null)) || !has_runtime_policy(policy) {
                 continue;
             }
             let p = parse_catalog_ref(key).map(|(p, _)| p).unwrap_or_default();
@@ -852,17 +846,14 @@ fn provider_config<'a>(cfg: &'a Value, provider: Option<&str>) -> Option<&'a Val
     let Some(Value::Object(providers)) = cfg_path(cfg, &["models", "providers"]) else {
         return None;
     };
-    let provider = provider.filter(|p| !js_trim(p).is_empty())?;
-    if let Some(direct) = providers
-        .get(provider)
-        .filter(|v| crate::session::session_key::js_truthy(v))
-    {
+    let provider = provider.filter(|p| !js::trim(p).is_empty())?;
+    if let Some(direct) = providers.get(provider).filter(|v| js::truthy(v)) {
         return Some(direct);
     }
-    let n = js_lower(js_trim(provider));
+    let n = js::to_lower_case(js::trim(provider));
     providers
         .iter()
-        .find(|(k, _)| js_lower(js_trim(k)) == n)
+        .find(|(k, _)| js::to_lower_case(js::trim(k)) == n)
         .map(|(_, v)| v)
 }
 
@@ -873,9 +864,9 @@ fn resolve_model_runtime_policy<'a>(
     model_id: &str,
     agent_id: &str,
 ) -> (Option<&'a Value>, Option<&'static str>) {
-    let caller = js_lower(js_trim(provider));
+    let caller = js::to_lower_case(js::trim(provider));
     let effective = if caller.is_empty() {
-        parse_catalog_ref(js_trim(model_id)).map(|(p, _)| p)
+        parse_catalog_ref(js::trim(model_id)).map(|(p, _)| p)
     } else {
         Some(caller)
     };
@@ -914,13 +905,13 @@ fn resolve_model_runtime_policy<'a>(
 
 /// `openAIProviderUsesCodexRuntimeByDefault`: provider `openai` without a custom base URL.
 fn openai_uses_codex_by_default(provider: &str, cfg: &Value) -> bool {
-    if js_lower(js_trim(provider)) != "openai" {
+    if js::to_lower_case(js::trim(provider)) != "openai" {
         return false;
     }
     let base_url = provider_config_exact_or_normalized(cfg, "openai")
         .and_then(|pc| field(Some(pc), "baseUrl"));
     match base_url {
-        Some(Value::String(u)) if !js_trim(u).is_empty() => is_official_openai_url(js_trim(u)),
+        Some(Value::String(u)) if !js::trim(u).is_empty() => is_official_openai_url(js::trim(u)),
         _ => true,
     }
 }
@@ -929,15 +920,12 @@ fn provider_config_exact_or_normalized<'a>(cfg: &'a Value, id: &str) -> Option<&
     let Some(Value::Object(providers)) = cfg_path(cfg, &["models", "providers"]) else {
         return None;
     };
-    if let Some(direct) = providers
-        .get(id)
-        .filter(|v| crate::session::session_key::js_truthy(v))
-    {
+    if let Some(direct) = providers.get(id).filter(|v| js::truthy(v)) {
         return Some(direct);
     }
     providers
         .iter()
-        .find(|(k, _)| js_lower(js_trim(k)) == id)
+        .find(|(k, _)| js::to_lower_case(js::trim(k)) == id)
         .map(|(_, v)| v)
 }
 
@@ -977,22 +965,22 @@ fn is_official_openai_url(url: &str) -> bool {
 
 /// `stripChannelRecipientPrefix`: `<channel>:<id>[:topic:…]` → `<id>` (indices in UTF-16).
 fn strip_channel_recipient_prefix(value: Option<&str>, channel: Option<&str>) -> Option<String> {
-    let raw = value.map(js_trim).filter(|s| !s.is_empty())?;
+    let raw = value.map(js::trim).filter(|s| !s.is_empty())?;
     let Some(channel) = channel
-        .map(|c| js_lower(js_trim(c)))
+        .map(|c| js::to_lower_case(js::trim(c)))
         .filter(|c| !c.is_empty())
     else {
         return Some(raw.to_string());
     };
     let prefix = format!("{channel}:");
-    if !js_lower(raw).starts_with(&prefix) {
+    if !js::to_lower_case(raw).starts_with(&prefix) {
         return Some(raw.to_string());
     }
-    let stripped = utf16_suffix(raw, utf16_len(&prefix));
-    let lowered = js_lower(&stripped);
+    let stripped = utf16_suffix(raw, js::utf16_len(&prefix));
+    let lowered = js::to_lower_case(&stripped);
     match lowered.find(":topic:") {
         Some(b) => {
-            let idx = utf16_len(&lowered[..b]);
+            let idx = js::utf16_len(&lowered[..b]);
             let units: Vec<u16> = stripped.encode_utf16().collect();
             Some(String::from_utf16_lossy(&units[..idx.min(units.len())]))
         }
@@ -1004,7 +992,7 @@ fn strip_channel_recipient_prefix(value: Option<&str>, channel: Option<&str>) ->
 /// `session.mainKey` to `main` (`applySessionDefaults` warns "session.mainKey is ignored"),
 /// so the configured value plays no part.
 fn is_main_session_alias(cfg: &Value, agent_id: &str, session_key: &str) -> bool {
-    let raw = js_lower(js_trim(session_key));
+    let raw = js::to_lower_case(js::trim(session_key));
     if raw.is_empty() {
         return false;
     }
@@ -1021,17 +1009,17 @@ fn linked_peer_id(identity_links: Option<&Value>, channel: &str, peer_id: &str) 
     let Some(Value::Object(links)) = identity_links else {
         return None;
     };
-    let peer = js_trim(peer_id);
+    let peer = js::trim(peer_id);
     if peer.is_empty() {
         return None;
     }
-    let mut candidates = vec![js_lower(peer)];
-    let ch = js_lower(js_trim(channel));
+    let mut candidates = vec![js::to_lower_case(peer)];
+    let ch = js::to_lower_case(js::trim(channel));
     if !ch.is_empty() {
-        candidates.push(js_lower(js_trim(&format!("{ch}:{peer}"))));
+        candidates.push(js::to_lower_case(js::trim(&format!("{ch}:{peer}"))));
     }
     for (canonical, ids) in links {
-        let name = js_trim(canonical);
+        let name = js::trim(canonical);
         if name.is_empty() {
             continue;
         }
@@ -1050,7 +1038,7 @@ fn linked_peer_id(identity_links: Option<&Value>, channel: &str, peer_id: &str) 
 
 /// `normalizeAccountId` (routing): blank or unusable → `default`.
 fn normalize_account_id(value: Option<&str>) -> String {
-    let trimmed = js_trim(value.unwrap_or(""));
+    let trimmed = js::trim(value.unwrap_or(""));
     if trimmed.is_empty() {
         return "default".into();
     }
@@ -1111,7 +1099,7 @@ pub fn runtime_policy_session_key<E: EntryView + ?Sized>(
         .or_else(|| strip_channel_recipient_prefix(from.as_deref(), channel.as_deref()));
 
     // resolveRuntimePolicySessionKey
-    let session_key = js_trim(key);
+    let session_key = js::trim(key);
     if session_key.is_empty() {
         return None;
     }
@@ -1126,24 +1114,24 @@ pub fn runtime_policy_session_key<E: EntryView + ?Sized>(
         let policy_channel = channel
             .clone()
             .or(surface)
-            .map(|c| js_lower(&c))
+            .map(|c| js::to_lower_case(&c))
             .filter(|c| !c.is_empty() && c != "webchat");
         let peer = native
             .or(sender)
             .or_else(|| to.clone())
             .or(from)
             .or(to)
-            .map(|p| js_trim(&p).to_string())
+            .map(|p| js::trim(&p).to_string())
             .filter(|p| !p.is_empty());
         match (policy_channel, peer) {
             (Some(ch), Some(peer)) => {
                 let links = cfg_path(cfg, &["session", "identityLinks"]);
                 let peer_id = linked_peer_id(links, &ch, &peer).unwrap_or(peer);
-                let peer_id = js_lower(js_trim(&peer_id));
+                let peer_id = js::to_lower_case(js::trim(&peer_id));
                 if peer_id.is_empty() {
                     format!("agent:{agent_id}:main")
                 } else {
-                    let ch = js_lower(js_trim(&ch));
+                    let ch = js::to_lower_case(js::trim(&ch));
                     let ch = if ch.is_empty() {
                         "unknown".to_string()
                     } else {

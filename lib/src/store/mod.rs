@@ -469,6 +469,7 @@ impl SessionStore {
     /// blobs written and the new text in a synced temp file beside the store, which
     /// [`PreparedStoreSave::commit`] puts in place. The store is not touched; dropping the
     /// result removes the temp file and the blobs this call created.
+    #[must_use = "the store is not written until `commit`; dropped, the temp file and new blobs are removed"]
     pub fn prepare_save(&mut self) -> Result<PreparedStoreSave, StoreError> {
         crate::agent_db::layout::refuse_write(&self.path, "writing the session store")?;
         self.normalize_for_save();
@@ -530,6 +531,7 @@ impl SessionStore {
 }
 
 /// A store write prepared by [`SessionStore::prepare_save`], not yet in place.
+#[must_use = "the store is not written until `commit`; dropped, the temp file and new blobs are removed"]
 #[derive(Debug, Default)]
 pub struct PreparedStoreSave {
     /// The temp file; `None`: the text is the file's already.

@@ -15,9 +15,14 @@
 //! A value the peer sets to `undefined` is simply removed here: `JSON.stringify` omits it and
 //! no later step of one normalisation pass assigns that key again, so the bytes agree.
 
+use std::collections::HashSet;
+
+use foldhash::fast::FixedState;
 use serde_json::{Map, Number, Value};
 
 use crate::session::entry_fields::EntryFields;
+
+use crate::js;
 
 /// What the load normalisation decided about one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +137,7 @@ pub fn normalize_entry_fields_with_holes<M: EntryFields>(
 /// entry of one shape. Only "unchanged" is remembered: a change is computed every time.
 #[derive(Debug, Default)]
 pub struct DeliveryMemo {
-    unchanged: crate::fs::fx_hash::FxHashSet<String>,
+    unchanged: HashSet<String, FixedState>,
 }
 
 /// The delivery step's input with its targets abstracted (see [`DeliveryMemo`]); `None`
@@ -173,7 +178,7 @@ impl<'a> ShapeWriter<'a> {
             self.value(v);
             return Some(());
         };
-        if t.is_empty() || js_trim(t).len() != t.len() {
+        if t.is_empty() || js::trim(t).len() != t.len() {
             return None;
         }
         let n = match self.targets.iter().position(|x| *x == t.as_str()) {
@@ -291,7 +296,7 @@ pub fn is_valid_transcript_session_id(id: &str) -> bool {
 pub fn is_safe_session_id(id: &str) -> bool {
     // The pattern admits ASCII alone, so the UTF-16 length is the byte length; it leaves
     // out `/` and `\\`, and its alphanumeric first byte rules out `.` and `..`.
-    let bytes = js_trim(id).as_bytes();
+    let bytes = js::trim(id).as_bytes();
     bytes.len() <= 255
         && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
         && bytes[1..]
@@ -337,7 +342,7 @@ fn is_uuid_v1_5(u: &[u8]) -> bool {
 fn normalize_shape<M: EntryFields>(entry: &mut M) -> Option<bool> {
     let mut changed = false;
     let has_session_file =
-        matches!(entry.get("sessionFile"), Some(Value::String(s)) if !js_trim(s).is_empty());
+        matches!(entry.get("sessionFile"), Some(Value::String(s)) if !js::trim(s).is_empty());
     if let Some(raw) = entry.get("sessionId") {
         let Value::String(raw) = raw else {
             return None;
@@ -345,7 +350,7 @@ fn normalize_shape<M: EntryFields>(entry: &mut M) -> Option<bool> {
         if !is_safe_session_id(raw) {
             return None;
         }
-        let trimmed = js_trim(raw);
+        let trimmed = js::trim(raw);
         if !is_valid_transcript_session_id(trimmed) && !has_session_file {
             entry.shift_remove("sessionId");
             changed = true;
@@ -537,7 +542,7 @@ fn normalize_route(r: Option<&Route>) -> Option<Route> {
 fn normalize_dc(i: &DcIn) -> Option<Dc> {
     let channel = match &i.channel {
         Some(Value::String(c)) => Some(Value::String(
-            normalize_message_channel(c).unwrap_or_else(|| js_trim(c).to_string()),
+            normalize_message_channel(c).unwrap_or_else(|| js::trim(c).to_string()),
         )),
         _ => None,
     };
@@ -859,14 +864,18 @@ fn normalize_delivery<M: EntryFields>(entry: &mut M, holes: &mut Holes) -> bool 
 
     let as_str = |v: &Option<String>| v.clone().map(Value::String);
     let same_delivery = strict_eq(
-        loose(field(raw_dc, "channel")),
+        js::non_nullish(field(raw_dc, "channel")),
         as_str(&next_channel).as_ref(),
-    ) && strict_eq(loose(field(raw_dc, "to")), as_str(&next_to).as_ref())
-        && strict_eq(
-            loose(field(raw_dc, "accountId")),
-            as_str(&next_account).as_ref(),
-        )
-        && strict_eq(loose(field(raw_dc, "threadId")), next_thread.as_ref());
+    ) && strict_eq(
+        js::non_nullish(field(raw_dc, "to")),
+        as_str(&next_to).as_ref(),
+    ) && strict_eq(
+        js::non_nullish(field(raw_dc, "accountId")),
+        as_str(&next_account).as_ref(),
+    ) && strict_eq(
+        js::non_nullish(field(raw_dc, "threadId")),
+        next_thread.as_ref(),
+    );
     let same_last = same_route(entry_route.as_ref(), n.route.as_ref())
         && strict_eq(entry.get("lastChannel"), as_str(&next_channel).as_ref())
         && strict_eq(entry.get("lastTo"), as_str(&next_to).as_ref())
@@ -1043,14 +1052,16 @@ fn normalize_pending_final_delivery<M: EntryFields>(entry: &mut M) -> bool {
 /// `sameDeliveryContext(left, right)`: field-wise `(x ?? undefined) ===` comparison.
 fn same_delivery_context(left: Option<&Value>, right: Option<&Dc>) -> bool {
     let r = |f: fn(&Dc) -> Option<Value>| right.and_then(f);
-    strict_eq(loose(field(left, "channel")), r(|d| s(&d.channel)).as_ref())
-        && strict_eq(loose(field(left, "to")), r(|d| s(&d.to)).as_ref())
+    strict_eq(
+        js::non_nullish(field(left, "channel")),
+        r(|d| s(&d.channel)).as_ref(),
+    ) && strict_eq(js::non_nullish(field(left, "to")), r(|d| s(&d.to)).as_ref())
         && strict_eq(
-            loose(field(left, "accountId")),
+            js::non_nullish(field(left, "accountId")),
             r(|d| s(&d.account_id)).as_ref(),
         )
         && strict_eq(
-            loose(field(left, "threadId")),
+            js::non_nullish(field(left, "threadId")),
             r(|d| d.thread_id.clone()).as_ref(),
         )
 }
@@ -1088,7 +1099,7 @@ fn normalize_plugin_map<M: EntryFields>(
     let mut changed = false;
     let mut normalized = Map::new();
     for (raw_plugin_id, raw_state) in plugins {
-        let plugin_id = js_trim(raw_plugin_id);
+        let plugin_id = js::trim(raw_plugin_id);
         let Value::Object(state) = raw_state else {
             changed = true;
             continue;
@@ -1102,7 +1113,7 @@ fn normalize_plugin_map<M: EntryFields>(
         }
         let mut normalized_state = Map::new();
         for (raw_namespace, raw_value) in state {
-            let namespace = js_trim(raw_namespace);
+            let namespace = js::trim(raw_namespace);
             let value = if namespace.is_empty() {
                 None
             } else {
@@ -1287,7 +1298,7 @@ fn normalize_slot_key(raw: &Value) -> Option<String> {
     let Value::String(raw) = raw else {
         return None;
     };
-    let key = js_trim(raw);
+    let key = js::trim(raw);
     let b = key.as_bytes();
     if b.is_empty()
         || !b[0].is_ascii_alphabetic()
@@ -1317,7 +1328,7 @@ fn is_plugin_json_value(value: &Value) -> bool {
         }
         match v {
             Value::Null | Value::Bool(_) => true,
-            Value::String(s) => utf16_len(s) <= 64 * 1024,
+            Value::String(s) => js::utf16_len(s) <= 64 * 1024,
             Value::Number(n) => n.as_f64().is_some_and(f64::is_finite),
             Value::Array(items) => {
                 st.depth += 1;
@@ -1332,7 +1343,7 @@ fn is_plugin_json_value(value: &Value) -> bool {
                 st.depth += 1;
                 let ok = m
                     .iter()
-                    .all(|(k, v)| utf16_len(k) <= 64 * 1024 && within(v, st));
+                    .all(|(k, v)| js::utf16_len(k) <= 64 * 1024 && within(v, st));
                 st.depth -= 1;
                 ok
             }
@@ -1395,7 +1406,7 @@ const CHANNEL_IDS_AND_ALIASES: &[(&str, &[&str])] = &[
 /// `normalizeMessageChannel`: trimmed, lower-cased, built-in aliases mapped to their ids;
 /// `None` for a blank value.
 pub(crate) fn normalize_message_channel(raw: &str) -> Option<String> {
-    let normalized = js_lower(js_trim(raw));
+    let normalized = js::to_lower_case(js::trim(raw));
     if normalized.is_empty() {
         return None;
     }
@@ -1415,7 +1426,7 @@ pub(crate) fn normalize_message_channel(raw: &str) -> Option<String> {
 /// `^[a-z0-9][a-z0-9_-]{0,63}$` (ASCII, case-insensitive) id lower-cased, else lower-case,
 /// replace runs of other characters with `-`, strip edge dashes and cut to 64.
 pub(crate) fn canonicalize_id(trimmed: &str) -> String {
-    let normalized = js_lower(trimmed);
+    let normalized = js::to_lower_case(trimmed);
     let b = trimmed.as_bytes();
     let valid = !b.is_empty()
         && b.len() <= 64
@@ -1444,7 +1455,7 @@ pub(crate) fn canonicalize_id(trimmed: &str) -> String {
 /// `normalizeOptionalAccountId`: `None` for blank input, an empty canonical form or a
 /// prototype key.
 pub(crate) fn normalize_optional_account_id(value: &str) -> Option<String> {
-    let trimmed = js_trim(value);
+    let trimmed = js::trim(value);
     if trimmed.is_empty() {
         return None;
     }
@@ -1464,14 +1475,11 @@ pub(crate) fn normalize_optional_account_id(value: &str) -> Option<String> {
 // JavaScript value helpers
 // ---------------------------------------------------------------------------------------
 
-/// JavaScript `trim()`, `toLowerCase()` and `.length`, re-exported for the store modules.
-pub(crate) use crate::js::{to_lower_case as js_lower, trim as js_trim, utf16_len};
-
 /// `normalizeOptionalString`: a string, trimmed, non-empty; else `None`.
 pub(crate) fn opt_string(v: Option<&Value>) -> Option<String> {
     match v {
         Some(Value::String(s)) => {
-            let t = js_trim(s);
+            let t = js::trim(s);
             (!t.is_empty()).then(|| t.to_string())
         }
         _ => None,
@@ -1480,7 +1488,9 @@ pub(crate) fn opt_string(v: Option<&Value>) -> Option<String> {
 
 /// `normalizeLowercaseStringOrEmpty`.
 pub(crate) fn lower_or_empty(v: Option<&Value>) -> String {
-    opt_string(v).map(|s| js_lower(&s)).unwrap_or_default()
+    opt_string(v)
+        .map(|s| js::to_lower_case(&s))
+        .unwrap_or_default()
 }
 
 /// `normalizeOptionalThreadValue`: a finite number truncated, or a trimmed non-empty string.
@@ -1519,23 +1529,9 @@ pub(crate) fn field<'a>(v: Option<&'a Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
-/// `v ?? undefined`: `None` for an absent key or `null`.
-fn loose(v: Option<&Value>) -> Option<&Value> {
-    if nullish(v) {
-        None
-    } else {
-        v
-    }
-}
-
-/// `v === null || v === undefined`.
-pub(crate) fn nullish(v: Option<&Value>) -> bool {
-    matches!(v, None | Some(Value::Null))
-}
-
 /// `a ?? b`.
 pub(crate) fn coalesce<'a>(a: Option<&'a Value>, b: Option<&'a Value>) -> Option<&'a Value> {
-    if nullish(a) {
+    if js::non_nullish(a).is_none() {
         b
     } else {
         a
@@ -1929,8 +1925,8 @@ mod tests {
 
     #[test]
     fn js_helpers() {
-        assert_eq!(js_trim("\u{feff} a\u{3000}"), "a");
-        assert_eq!(js_trim("\u{85}a"), "\u{85}a");
+        assert_eq!(js::trim("\u{feff} a\u{3000}"), "a");
+        assert_eq!(js::trim("\u{85}a"), "\u{85}a");
         assert_eq!(
             normalize_optional_account_id(" Acc One "),
             Some("acc-one".into())

@@ -15,8 +15,9 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::fs::data_file::DataPath;
+use crate::js;
 
-use super::normalize::{js_set, utf16_len};
+use super::normalize::js_set;
 use crate::session::entry_fields::EntryFields;
 
 /// Prompts shorter than this many UTF-16 units stay inline.
@@ -180,7 +181,7 @@ pub fn hydrate_entry_cached<M: EntryFields>(
     cache: &mut BlobCache,
 ) -> bool {
     let snapshot = entry.get("skillsSnapshot");
-    if !snapshot.is_some_and(crate::session::session_key::js_truthy) {
+    if !snapshot.is_some_and(js::truthy) {
         return false;
     }
     let snapshot = snapshot.unwrap_or(&Value::Null);
@@ -209,7 +210,7 @@ pub fn hydrate_entry_cached<M: EntryFields>(
 
 /// Whether a prompt is stored as a blob: at least 512 UTF-16 units, at most 512 KiB UTF-8.
 pub fn should_store_as_blob(prompt: &str) -> bool {
-    prompt.len() <= MAX_PROMPT_BLOB_BYTES && utf16_len(prompt) >= MIN_PROMPT_BLOB_CHARS
+    prompt.len() <= MAX_PROMPT_BLOB_BYTES && js::utf16_len(prompt) >= MIN_PROMPT_BLOB_CHARS
 }
 
 /// The persisted form of one entry (`projectSessionStoreForPersistence`): when its
@@ -274,24 +275,24 @@ pub fn write_blob(blob: &PromptBlob) -> io::Result<()> {
 
 /// Sets a file's access and modification times to now.
 fn touch(path: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: `c` is a valid NUL-terminated path; a null `times` means "now" for both.
-    // A link is never followed (its own times would be set; the caller read a file).
-    let rc = unsafe {
-        libc::utimensat(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            std::ptr::null(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
+    use rustix::fs::{Timespec, Timestamps, UTIME_NOW};
+    // Both times `UTIME_NOW`: "now", with the permission rules of a null `times`. A link
+    // is never followed (its own times would be set; the caller read a file).
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: UTIME_NOW,
     };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    let times = Timestamps {
+        last_access: now,
+        last_modification: now,
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        path,
+        &times,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .map_err(io::Error::from)
 }
 
 #[cfg(test)]

@@ -151,6 +151,7 @@ const MAX_PAUSE: Duration = Duration::from_millis(200);
 type DirKey = (u64, u64, ThreadId);
 
 /// One locked directory descriptor, shared by the thread's locks on that directory.
+#[must_use = "the directory lock is released when this is dropped"]
 #[derive(Debug)]
 struct LockedDir {
     file: File,
@@ -172,6 +173,7 @@ impl Drop for LockedDir {
 }
 
 /// A held store lock; released when dropped (or when the process dies).
+#[must_use = "the store lock is released when this guard is dropped"]
 #[derive(Debug)]
 pub struct StoreLock {
     /// Kept for its drop, the release.
@@ -210,6 +212,7 @@ fn open_dir(dir: &Path) -> std::io::Result<File> {
 
 impl StoreLock {
     /// Takes the exclusive lock for `store`, waiting as `wait` says.
+    #[must_use = "the store lock is released when the returned guard is dropped"]
     pub fn acquire(store: &Path, wait: LockWait) -> Result<StoreLock, StoreLockError> {
         crate::agent_db::layout::refuse_write(store, "a write of the session store")?;
         let dir = store_dir(store);
@@ -300,7 +303,7 @@ mod tests {
             )
         );
         drop(first);
-        in_another_thread(|| StoreLock::acquire(&store, LockWait::no_wait())).unwrap();
+        drop(in_another_thread(|| StoreLock::acquire(&store, LockWait::no_wait())).unwrap());
     }
 
     #[test]
@@ -329,8 +332,8 @@ mod tests {
             "still held by the second"
         );
         drop(second);
-        in_another_thread(|| StoreLock::acquire(&store, LockWait::no_wait())).unwrap();
-        StoreLock::acquire(&store, LockWait::no_wait()).unwrap();
+        drop(in_another_thread(|| StoreLock::acquire(&store, LockWait::no_wait())).unwrap());
+        drop(StoreLock::acquire(&store, LockWait::no_wait()).unwrap());
     }
 
     #[test]
@@ -366,7 +369,7 @@ mod tests {
         std::thread::scope(|s| {
             let waiter = s.spawn(|| StoreLock::acquire(&store, LockWait::up_to(Duration::MAX)));
             drop(held);
-            waiter.join().unwrap().unwrap();
+            drop(waiter.join().unwrap().unwrap());
         });
     }
 

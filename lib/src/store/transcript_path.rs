@@ -9,6 +9,7 @@ use thiserror::Error;
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::DataPath;
 use crate::install::paths::absolutize;
+use crate::js;
 use crate::session::artifact::is_checkpoint_name;
 use crate::session::session_key::normalize_agent_id;
 
@@ -384,7 +385,7 @@ pub fn structural_session_path(p: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
         return None;
     }
     let id = agent.file_name()?.to_str()?;
-    let lowered = crate::session::session_key::js_trim(id).to_lowercase();
+    let lowered = js::trim(id).to_lowercase();
     // `sessions` as the file name would be the last `sessions` component itself.
     if normalize_agent_id(id) != lowered || name == "sessions" {
         return None;

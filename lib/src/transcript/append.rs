@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use super::entry::{is_canonical, js_trim};
+use super::entry::is_canonical;
 use super::reader::scan_lines;
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::DataPath;
+use crate::js;
 use crate::transcript::write_lock::{AcquireOptions, WriteLock, WriteLockError, WriteLockSettings};
 
 /// Linear files up to this size are upgraded before an append; larger ones get a raw row.
@@ -83,7 +84,7 @@ pub struct LineInfo {
 
 fn norm_id(v: Option<&Value>) -> Option<String> {
     match v {
-        Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.clone()),
+        Some(Value::String(s)) if !js::trim(s).is_empty() => Some(s.clone()),
         _ => None,
     }
 }
@@ -192,7 +193,7 @@ pub fn for_each_line_reverse(file: &File, mut f: impl FnMut(&str) -> bool) -> io
         let mut end = buf.len();
         while let Some(i) = memchr::memrchr(b'\n', &buf[..end]) {
             let s = String::from_utf8_lossy(&buf[i + 1..end]);
-            let t = js_trim(&s);
+            let t = js::trim(&s);
             if !t.is_empty() && !f(t) {
                 return Ok(());
             }
@@ -202,7 +203,7 @@ pub fn for_each_line_reverse(file: &File, mut f: impl FnMut(&str) -> bool) -> io
         pos = start;
     }
     let s = String::from_utf8_lossy(&carry);
-    let t = js_trim(&s);
+    let t = js::trim(&s);
     if !t.is_empty() {
         f(t);
     }
@@ -213,7 +214,7 @@ fn for_each_line_forward(path: &DataPath, mut f: impl FnMut(&str) -> bool) -> io
     let file = open_data(path)?;
     scan_lines(file, |l| {
         let s = String::from_utf8_lossy(l.bytes);
-        let t = js_trim(&s);
+        let t = js::trim(&s);
         t.is_empty() || f(t)
     })?;
     Ok(())
@@ -433,7 +434,7 @@ pub fn linear_to_parent_linked(content: &[u8]) -> (Vec<u8>, Option<String>) {
     let mut leaf = None;
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if js_trim(line).is_empty() {
+        if js::trim(line).is_empty() {
             continue;
         }
         let Ok(mut v) = crate::js::jsjson::parse_value(line) else {
@@ -519,7 +520,7 @@ fn io_at(path: &Path) -> impl Fn(io::Error) -> AppendError + '_ {
 fn idempotency_key(m: &Value) -> Option<String> {
     m.get("idempotencyKey")
         .and_then(Value::as_str)
-        .map(js_trim)
+        .map(js::trim)
         .filter(|s| !s.is_empty())
         .map(String::from)
 }
@@ -542,7 +543,7 @@ fn find_by_idempotency_key(path: &DataPath, key: &str) -> io::Result<Option<Stri
             return true;
         }
         found = Some(match v.get("id") {
-            Some(Value::String(s)) if !js_trim(s).is_empty() => s.clone(),
+            Some(Value::String(s)) if !js::trim(s).is_empty() => s.clone(),
             _ => key.to_string(),
         });
         false
@@ -662,10 +663,7 @@ pub fn append_message(req: &AppendRequest<'_>) -> Result<AppendOutcome, AppendEr
             leaf.leaf_id.clone().map_or(Value::Null, Value::String),
         );
     }
-    entry.insert(
-        "timestamp".into(),
-        json!(crate::js::clock::iso_ms(req.now_ms)),
-    );
+    entry.insert("timestamp".into(), json!(js::to_iso_string(req.now_ms)));
     entry.insert("message".into(), req.message.clone());
     if leaf.side && is_transcript_only_assistant(&req.message) {
         entry.insert("appendMode".into(), json!("side"));

@@ -7,17 +7,17 @@ use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::entry::{is_canonical_type, js_trim, parse_date_ms};
+use super::entry::is_canonical_type;
 use super::partial::{partial_deserialize, visit_object, Skip};
 use super::reader::{scan_lines, ReadError};
 use crate::fs::data_file::DataPath;
+use crate::js;
 use crate::report::finding::{Finding, Severity};
 #[cfg(test)]
 use serde_json::Value;
@@ -64,7 +64,7 @@ fn tool_result_id(m: &Value) -> Option<String> {
     ]
     .iter()
     .filter_map(|k| m.get(*k).and_then(Value::as_str))
-    .map(js_trim)
+    .map(js::trim)
     .find(|s| !s.is_empty())
     .map(String::from)
 }
@@ -86,8 +86,8 @@ fn text(s: Str<'_>) -> Text {
 
 fn trimmed(s: Str<'_>) -> Str<'_> {
     match s {
-        Cow::Borrowed(s) => Cow::Borrowed(js_trim(s)),
-        Cow::Owned(s) => Cow::Owned(js_trim(&s).to_string()),
+        Cow::Borrowed(s) => Cow::Borrowed(js::trim(s)),
+        Cow::Owned(s) => Cow::Owned(js::trim(&s).to_string()),
     }
 }
 
@@ -107,13 +107,13 @@ enum Content<'a> {
 #[derive(Debug, Default)]
 struct Block<'a>(bool, Option<Str<'a>>);
 
-/// Whether a string is blank (`js_trim(s).is_empty()`), read without keeping the string.
+/// Whether a string is blank (`js::trim(s).is_empty()`), read without keeping the string.
 struct Blank(Option<bool>);
 
 partial_deserialize!(Blank, "any JSON value",
     obj: |a| { visit_object(a, &[], |_, _| Ok(()))?; Ok(Blank(None)) },
     seq: |a| { while a.next_element::<Skip>()?.is_some() {} Ok(Blank(None)) },
-    other: |s| Blank(s.as_str().map(|t| js_trim(t).is_empty())));
+    other: |s| Blank(s.as_str().map(|t| js::trim(t).is_empty())));
 
 partial_deserialize!(Block<'de>, "a content block",
     obj: |a| {
@@ -145,7 +145,7 @@ seq: |a| {
     Ok(Content::Array(empty, blank, calls))
 },
 other: |s| match s.as_str() {
-    Some(t) => Content::Str(js_trim(t).is_empty()),
+    Some(t) => Content::Str(js::trim(t).is_empty()),
     None => Content::Other,
 });
 
@@ -196,7 +196,7 @@ partial_deserialize!(MsgScan<'de>, "a message",
             Ok(())
         })?;
         let role = match role.as_str() {
-            Some(r) if js_trim(r).is_empty() => Role::Unusable,
+            Some(r) if js::trim(r).is_empty() => Role::Unusable,
             Some("assistant") => Role::Assistant,
             Some("toolResult") => Role::ToolResult,
             Some("user") => Role::User,
@@ -279,7 +279,7 @@ partial_deserialize!(RowScan<'de>, "a transcript row",
             Scalar::Num(v) => Some(v),
             _ => None,
         };
-        let ts_ok = ts.as_str().is_some_and(|t| parse_date_ms(t).is_some());
+        let ts_ok = ts.as_str().is_some_and(|t| js::date_parse(t).is_some());
         let cwd_ok = cwd.as_str().is_some_and(|c| !c.is_empty());
         let mode_ok = matches!(&mode, Scalar::Absent) || mode.as_str() == Some("side");
         let leaf_append = match append {
@@ -337,7 +337,7 @@ fn scan_line<R>(raw: &[u8], terminated: bool, f: impl FnOnce(Scanned<'_>) -> R) 
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(raw),
     };
-    if js_trim(&text).is_empty() {
+    if js::trim(&text).is_empty() {
         return None;
     }
     // A line that may hold a reserved code point is read whole, as `JSON.parse` reads it.
@@ -434,52 +434,9 @@ fn first_row_version(file: &File, end: u64) -> io::Result<Option<Option<f64>>> {
 /// Files smaller than this are checked on one thread.
 const PARALLEL_MIN_BYTES: u64 = 8 << 20;
 
-/// The hasher of the id map: ids are many and short, SipHash is a tenth of the check. A
-/// per-process random seed, a multiply-rotate per word and a final mix.
-#[derive(Clone)]
-struct IdHash(u64);
-
-impl IdHash {
-    fn new() -> IdHash {
-        IdHash(std::hash::RandomState::new().hash_one(0x5eed_u64) | 1)
-    }
-}
-
-impl BuildHasher for IdHash {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(self.0)
-    }
-}
-
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut h = self.0;
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-            h = (h ^ w).wrapping_mul(K).rotate_left(29);
-        }
-        let rest = words.remainder();
-        let mut last = [0u8; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56))
-            .wrapping_mul(K)
-            .rotate_left(29);
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h
-    }
-}
+/// The hasher of the id sets: ids are many and short, and SipHash was a tenth of the check.
+/// Randomly seeded per process; the sets are only asked, never listed.
+type IdHash = foldhash::fast::RandomState;
 
 /// A leaf control's target and append parent, for the check against earlier ids.
 type LeafRefs = (Option<Text>, Option<Option<Text>>);
@@ -524,7 +481,7 @@ impl<'p> Evaluator<'p> {
             rows: 0,
             first_row,
             header_version,
-            ids: HashMap::with_hasher(IdHash::new()),
+            ids: HashMap::with_hasher(IdHash::default()),
             prev_id: String::new(),
             dups: Vec::new(),
             unresolved: Vec::new(),
@@ -974,10 +931,10 @@ fn check_file_in(data: &DataPath, parts: Option<usize>) -> Result<CheckReport, R
         }
     }
     let mut result_ids: HashSet<&str, IdHash> =
-        HashSet::with_capacity_and_hasher(tool_results.len(), IdHash::new());
+        HashSet::with_capacity_and_hasher(tool_results.len(), IdHash::default());
     result_ids.extend(tool_results.iter().map(|(_, r)| &**r));
     let mut call_ids: HashSet<&str, IdHash> =
-        HashSet::with_capacity_and_hasher(tool_calls.len(), IdHash::new());
+        HashSet::with_capacity_and_hasher(tool_calls.len(), IdHash::default());
     call_ids.extend(tool_calls.iter().map(|(_, c)| &**c));
     for (line, c) in &tool_calls {
         if !result_ids.contains(&**c) {
@@ -1063,7 +1020,7 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
             crlf += 1;
         }
         let text = String::from_utf8_lossy(raw);
-        if js_trim(&text).is_empty() {
+        if js::trim(&text).is_empty() {
             blank += 1;
             return true;
         }
@@ -1104,7 +1061,7 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
                 if o.get("id").and_then(Value::as_str).is_some_and(str::is_empty) {
                     add(&mut findings, Some(l.number), Severity::Error, "header-invalid", "the header's id is empty".into());
                 }
-                if !o.get("timestamp").and_then(Value::as_str).is_some_and(|t| parse_date_ms(t).is_some()) {
+                if !o.get("timestamp").and_then(Value::as_str).is_some_and(|t| js::date_parse(t).is_some()) {
                     add(&mut findings, Some(l.number), Severity::Warning, "header-invalid", "the header has no valid timestamp".into());
                 }
                 if !o.get("cwd").and_then(Value::as_str).is_some_and(|c| !c.is_empty()) {
@@ -1155,7 +1112,7 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
                 if parent.is_none() && id.is_some() && header_version.is_some_and(|v| v >= 2.0) {
                     add(&mut findings, Some(l.number), Severity::Info, "parentless", "no parentId: chained after the row before it (an older appender wrote it)".into());
                 }
-                if !o.get("timestamp").and_then(Value::as_str).is_some_and(|s| parse_date_ms(s).is_some()) {
+                if !o.get("timestamp").and_then(Value::as_str).is_some_and(|s| js::date_parse(s).is_some()) {
                     let sev = if matches!(t, "compaction" | "custom_message" | "branch_summary") { Severity::Error } else { Severity::Warning };
                     add(&mut findings, Some(l.number), sev, "bad-timestamp", format!("the {t} row's timestamp is missing or not a date{}", if sev == Severity::Error { " (rebuilding the context fails on it)" } else { "" }));
                 }
@@ -1164,7 +1121,7 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
                         Some(m) if m.is_object() => {
                             let role = m.get("role").and_then(Value::as_str);
                             match role {
-                                Some(r) if !js_trim(r).is_empty() => {}
+                                Some(r) if !js::trim(r).is_empty() => {}
                                 _ => add(&mut findings, Some(l.number), Severity::Error, "invalid-role", "message row without a usable role (the gateway loads it into the context; its repair pass drops it)".into()),
                             }
                             if role == Some("assistant") {
@@ -1183,8 +1140,8 @@ fn check_file_reference(data: &DataPath) -> Result<CheckReport, ReadError> {
                             }
                             if role == Some("user") {
                                 let blank_user = match m.get("content") {
-                                    Some(Value::String(s)) => js_trim(s).is_empty(),
-                                    Some(Value::Array(b)) => b.iter().any(|x| x.get("type").and_then(Value::as_str) == Some("text") && x.get("text").and_then(Value::as_str).is_some_and(|t| js_trim(t).is_empty())),
+                                    Some(Value::String(s)) => js::trim(s).is_empty(),
+                                    Some(Value::Array(b)) => b.iter().any(|x| x.get("type").and_then(Value::as_str) == Some("text") && x.get("text").and_then(Value::as_str).is_some_and(|t| js::trim(t).is_empty())),
                                     _ => false,
                                 };
                                 if blank_user {

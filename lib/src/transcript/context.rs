@@ -31,9 +31,10 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use super::entry::{js_trim, js_trim_end, js_trim_start, parse_date_ms, type_of};
+use super::entry::type_of;
 use super::history::strip_internal_metadata_for_display;
 use crate::exit::{self, ExitCode};
+use crate::js;
 
 /// Text put before a compaction summary in the LLM conversion.
 pub const COMPACTION_SUMMARY_PREFIX: &str =
@@ -103,8 +104,8 @@ fn id(e: &Value) -> String {
 fn required_ts(e: &Value, label: &'static str) -> Result<i64, ContextError> {
     e.get("timestamp")
         .and_then(Value::as_str)
-        .filter(|s| !super::entry::js_trim(s).is_empty())
-        .and_then(parse_date_ms)
+        .filter(|s| !js::trim(s).is_empty())
+        .and_then(js::date_parse)
         .ok_or_else(|| ContextError::BadTimestamp { id: id(e), label })
 }
 
@@ -135,7 +136,7 @@ fn append_message(out: &mut Vec<Value>, e: &Value) -> Result<(), ContextError> {
         }
         Some("branch_summary") => {
             let summary = e.get("summary");
-            if summary.is_some_and(super::tree::js_truthy) {
+            if summary.is_some_and(js::truthy) {
                 let mut m = Map::new();
                 m.insert("role".into(), json!("branchSummary"));
                 put(&mut m, "summary", summary);
@@ -243,12 +244,12 @@ pub fn bash_execution_text(m: &Value) -> String {
     };
     let mut text = format!("Ran `{}`\n", s("command"));
     let output = m.get("output");
-    if output.is_some_and(super::tree::js_truthy) {
+    if output.is_some_and(js::truthy) {
         text.push_str(&format!("```\n{}\n```", s("output")));
     } else {
         text.push_str("(no output)");
     }
-    if m.get("cancelled").is_some_and(super::tree::js_truthy) {
+    if m.get("cancelled").is_some_and(js::truthy) {
         text.push_str("\n\n(command cancelled)");
     } else if let Some(code) = m.get("exitCode").filter(|c| !c.is_null()) {
         if code.as_f64() != Some(0.0) {
@@ -258,8 +259,7 @@ pub fn bash_execution_text(m: &Value) -> String {
             ));
         }
     }
-    if m.get("truncated").is_some_and(super::tree::js_truthy)
-        && m.get("fullOutputPath").is_some_and(super::tree::js_truthy)
+    if m.get("truncated").is_some_and(js::truthy) && m.get("fullOutputPath").is_some_and(js::truthy)
     {
         text.push_str(&format!(
             "\n\n[Output truncated. Full output: {}]",
@@ -291,9 +291,7 @@ pub fn convert_to_llm(messages: &[Value]) -> Vec<Value> {
         };
         match role {
             Some("bashExecution") => {
-                if m.get("excludeFromContext")
-                    .is_some_and(super::tree::js_truthy)
-                {
+                if m.get("excludeFromContext").is_some_and(js::truthy) {
                     continue;
                 }
                 let mut o = Map::new();
@@ -346,7 +344,7 @@ pub fn convert_to_llm(messages: &[Value]) -> Vec<Value> {
                 );
                 let t = match m.get("timestamp") {
                     Some(Value::Number(n)) => Value::Number(n.clone()),
-                    Some(Value::String(s)) => json!(parse_date_ms(s).unwrap_or(0)),
+                    Some(Value::String(s)) => json!(js::date_parse(s).unwrap_or(0)),
                     _ => json!(0),
                 };
                 o.insert("timestamp".into(), t);
@@ -442,19 +440,19 @@ static EDGE_PUNCT: LazyLock<Regex> = LazyLock::new(|| re(r"^\p{P}+|\p{P}+$"));
 fn is_silent_reply_text(text: &str) -> bool {
     !text.is_empty()
         && (SILENT_EXACT.is_match(text)
-            || SILENT_EXACT.is_match(&EDGE_PUNCT.replace_all(js_trim(text), "")))
+            || SILENT_EXACT.is_match(&EDGE_PUNCT.replace_all(js::trim(text), "")))
 }
 
 fn is_silent_json_string(text: &str) -> bool {
-    let t = js_trim(text);
+    let t = js::trim(text);
     if !(t.starts_with('"') && t.ends_with('"') && t.contains(SILENT_REPLY_TOKEN)) {
         return false;
     }
-    matches!(crate::js::jsjson::parse_value(t), Ok(Value::String(s)) if js_trim(&s) == SILENT_REPLY_TOKEN)
+    matches!(crate::js::jsjson::parse_value(t), Ok(Value::String(s)) if js::trim(&s) == SILENT_REPLY_TOKEN)
 }
 
 fn is_silent_envelope(text: &str) -> bool {
-    let t = js_trim(text);
+    let t = js::trim(text);
     if t.is_empty() || !(t.starts_with('{') && t.ends_with('}') && t.contains(SILENT_REPLY_TOKEN)) {
         return false;
     }
@@ -463,7 +461,7 @@ fn is_silent_envelope(text: &str) -> bool {
             o.len() == 1
                 && o.get("action")
                     .and_then(Value::as_str)
-                    .is_some_and(|a| js_trim(a) == SILENT_REPLY_TOKEN)
+                    .is_some_and(|a| js::trim(a) == SILENT_REPLY_TOKEN)
         }
         _ => false,
     }
@@ -502,8 +500,8 @@ static CRLF_SPLIT: LazyLock<Regex> = LazyLock::new(|| re(r"\r?\n"));
 
 /// `stripFinalSilentToken`: the text without a final token, `None` when there is none.
 fn strip_final_silent_token(text: &str) -> Option<String> {
-    let stripped = js_trim(&FINAL_TOKEN.replacen(text, 1, "")).to_string();
-    (stripped != js_trim(text)).then_some(stripped)
+    let stripped = js::trim(&FINAL_TOKEN.replacen(text, 1, "")).to_string();
+    (stripped != js::trim(text)).then_some(stripped)
 }
 
 fn has_silent_intent_final_token(text: &str) -> bool {
@@ -519,7 +517,7 @@ fn has_plain_reasoning_final_token(text: &str) -> bool {
     }
     let lines: Vec<&str> = CRLF_SPLIT
         .split(&w)
-        .map(js_trim)
+        .map(js::trim)
         .filter(|l| !l.is_empty())
         .collect();
     let final_line = lines.last().copied();
@@ -530,7 +528,7 @@ fn has_plain_reasoning_final_token(text: &str) -> bool {
 }
 
 fn is_reasoning_prefixed_silent(text: &str) -> bool {
-    let trimmed = js_trim(text);
+    let trimmed = js::trim(text);
     if trimmed.is_empty() {
         return false;
     }
@@ -568,7 +566,7 @@ pub fn is_silent_reply_payload(text: &str) -> bool {
 
 fn opt_trimmed(v: Option<&Value>) -> Option<&str> {
     v.and_then(Value::as_str)
-        .map(js_trim)
+        .map(js::trim)
         .filter(|s| !s.is_empty())
 }
 
@@ -610,11 +608,11 @@ fn remove_first_inter_session_prefix(text: &str) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let before = js_trim_end(&text[..index]);
+    let before = js::trim_end(&text[..index]);
     let Some(header_end) = text[index..].find('\n').map(|i| i + index) else {
         return join(
             before,
-            js_trim_start(&text[index + INTER_SESSION_PREFIX_BASE.len()..]),
+            js::trim_start(&text[index + INTER_SESSION_PREFIX_BASE.len()..]),
         );
     };
     let start = header_end + 1;
@@ -623,11 +621,11 @@ fn remove_first_inter_session_prefix(text: &str) -> String {
     } else {
         start
     };
-    join(before, js_trim_start(&text[end..]))
+    join(before, js::trim_start(&text[end..]))
 }
 
 fn annotate_inter_session_text(text: &str, prefix: &str) -> String {
-    if js_trim(text).is_empty() || text == prefix || text.starts_with(&format!("{prefix}\n")) {
+    if js::trim(text).is_empty() || text == prefix || text.starts_with(&format!("{prefix}\n")) {
         return text.to_string();
     }
     format!("{prefix}\n{}", remove_first_inter_session_prefix(text))
@@ -678,13 +676,13 @@ fn is_blank_text_block(b: &Value) -> bool {
     b.get("type").and_then(Value::as_str) == Some("text")
         && b.get("text")
             .and_then(Value::as_str)
-            .is_some_and(|t| js_trim(t).is_empty())
+            .is_some_and(|t| js::trim(t).is_empty())
 }
 
 /// `sanitizeUserReplayContent`: blank texts go; a user turn left with nothing goes.
 fn sanitize_user_replay(m: Value) -> Option<Value> {
     match m.get("content") {
-        Some(Value::String(t)) => (!js_trim(t).is_empty()).then_some(m),
+        Some(Value::String(t)) => (!js::trim(t).is_empty()).then_some(m),
         Some(Value::Array(blocks)) => {
             let kept: Vec<Value> = blocks
                 .iter()
@@ -768,7 +766,7 @@ fn reasoning_only_length_turn(m: &Value) -> bool {
             Some("text")
                 if b.get("text")
                     .and_then(Value::as_str)
-                    .is_some_and(|t| js_trim(t).is_empty()) => {}
+                    .is_some_and(|t| js::trim(t).is_empty()) => {}
             _ => return false,
         }
     }
@@ -791,7 +789,7 @@ fn normalize_assistant_blocks(m: &Value, blocks: &[Value]) -> Option<Value> {
         };
         let stripped = strip_internal_metadata_for_display(text);
         if stripped == text {
-            if is_silent_reply_payload(js_trim(text)) {
+            if is_silent_reply_payload(js::trim(text)) {
                 touched = true;
             } else {
                 kept.push(b.clone());
@@ -799,7 +797,7 @@ fn normalize_assistant_blocks(m: &Value, blocks: &[Value]) -> Option<Value> {
             continue;
         }
         touched = true;
-        let t = js_trim(&stripped);
+        let t = js::trim(&stripped);
         if !t.is_empty() && !is_silent_reply_payload(t) {
             kept.push(with(b, "text", json!(stripped)));
         }
@@ -859,7 +857,7 @@ pub fn normalize_assistant_replay_content(messages: Vec<Value>) -> Vec<Value> {
         let mut msg = m;
         if let Some(Value::String(text)) = msg.get("content") {
             let stripped = strip_internal_metadata_for_display(text);
-            let t = js_trim(&stripped);
+            let t = js::trim(&stripped);
             if !t.is_empty() && !is_silent_reply_payload(t) {
                 out.push(with(
                     &msg,
@@ -1002,7 +1000,7 @@ fn merge_assistants(previous: &Value, current: &Value) -> Value {
     let mut o = previous.as_object().cloned().unwrap_or_default();
     o.insert("content".into(), Value::Array(content));
     for k in ["usage", "stopReason", "errorMessage"] {
-        if let Some(v) = current.get(k).filter(|v| super::tree::js_truthy(v)) {
+        if let Some(v) = current.get(k).filter(|v| js::truthy(v)) {
             o.insert(k.into(), v.clone());
         }
     }
@@ -1047,7 +1045,7 @@ fn merge_consecutive(
         let r = m
             .as_object()
             .and_then(|o| o.get("role"))
-            .filter(|r| super::tree::js_truthy(r))
+            .filter(|r| js::truthy(r))
             .map(|r| {
                 r.as_str()
                     .map(String::from)

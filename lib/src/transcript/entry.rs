@@ -4,15 +4,6 @@
 
 use serde_json::{Map, Value};
 
-/// JavaScript string helpers, re-exported under the names the transcript modules use.
-pub use crate::js::{
-    is_whitespace as is_js_space, trim as js_trim, trim_end as js_trim_end,
-    trim_start as js_trim_start, utf16_len as js_len, utf16_prefix as js_prefix,
-};
-
-/// `Date.parse` for the timestamp strings transcripts carry (local time: the process's zone).
-pub use crate::js::date_parse as parse_date_ms;
-
 /// The canonical entry types, the only ones that take part in the tree.
 pub const CANONICAL_TYPES: [&str; 9] = [
     "message",

@@ -18,10 +18,9 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::entry::{
-    js_len, js_prefix, js_slice_prefix, js_trim, js_trim_end, js_trim_start, parse_date_ms,
-};
-use super::tree::js_truthy;
+use super::entry::js_slice_prefix;
+
+use crate::js;
 
 /// Default per-text cap of the `chat.history` projection.
 pub const CHAT_HISTORY_TEXT_MAX_CHARS: usize = 8000;
@@ -93,13 +92,13 @@ fn is_silent_text(text: &str, token: &str) -> bool {
         first.is_some_and(|f| f.eq_ignore_ascii_case(token))
             && words.all(|w| w.eq_ignore_ascii_case(token))
     };
-    exact(text) || exact(&EDGE_PUNCT.replace_all(js_trim(text), ""))
+    exact(text) || exact(&EDGE_PUNCT.replace_all(js::trim(text), ""))
 }
 
 /// `isSuppressedControlReplyText`: the text is only `NO_REPLY`, `ANNOUNCE_SKIP` or
 /// `REPLY_SKIP` (repeated, any case, edge punctuation ignored).
 pub fn is_suppressed_control_reply_text(text: &str) -> bool {
-    let t = js_trim(text);
+    let t = js::trim(text);
     ["NO_REPLY", "ANNOUNCE_SKIP", "REPLY_SKIP"]
         .iter()
         .any(|tok| is_silent_text(t, tok))
@@ -239,11 +238,11 @@ fn strip_delimited_block(text: &str) -> String {
             finish = Some(ne);
             cursor = ne + RC_END.len();
         }
-        let before = js_trim_end(&next[..start]).to_string();
+        let before = js::trim_end(&next[..start]).to_string();
         let Some(finish) = finish.filter(|_| depth == 0) else {
             return before;
         };
-        let after = js_trim_start(&next[finish + RC_END.len()..]).to_string();
+        let after = js::trim_start(&next[finish + RC_END.len()..]).to_string();
         next = if !before.is_empty() && !after.is_empty() {
             format!("{before}\n\n{after}")
         } else {
@@ -305,8 +304,8 @@ fn strip_legacy_runtime_context(text: &str) -> String {
             }
         };
         block_end = block_end.min(next.len());
-        let before = js_trim_end(&next[..hs]).to_string();
-        let after = js_trim_start(&next[block_end..]).to_string();
+        let before = js::trim_end(&next[..hs]).to_string();
+        let after = js::trim_start(&next[block_end..]).to_string();
         next = if !before.is_empty() && !after.is_empty() {
             format!("{before}\n\n{after}")
         } else {
@@ -333,14 +332,14 @@ fn strip_runtime_preface(text: &str) -> String {
     while i < lines.len() {
         let line = lines[i];
         let next = lines.get(i + 1).copied().unwrap_or("");
-        let t = js_trim(line);
+        let t = js::trim(line);
         if (t == "OpenClaw runtime context for the immediately preceding user message."
             || t == "OpenClaw runtime event.")
-            && js_trim(next) == RC_NOTICE
+            && js::trim(next) == RC_NOTICE
         {
             changed = true;
             i += 1;
-            while i + 1 < lines.len() && js_trim(lines[i + 1]).is_empty() {
+            while i + 1 < lines.len() && js::trim(lines[i + 1]).is_empty() {
                 i += 1;
             }
             i += 1;
@@ -350,7 +349,7 @@ fn strip_runtime_preface(text: &str) -> String {
         i += 1;
     }
     if changed {
-        js_trim(&MULTI_NL.replace_all(&out.join("\n"), "\n\n")).to_string()
+        js::trim(&MULTI_NL.replace_all(&out.join("\n"), "\n\n")).to_string()
     } else {
         text.to_string()
     }
@@ -411,16 +410,16 @@ fn strip_active_memory_blocks<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        if js_trim(lines[i]) == UNTRUSTED_CONTEXT_HEADER
+        if js::trim(lines[i]) == UNTRUSTED_CONTEXT_HEADER
             && lines
                 .get(i + 1)
-                .is_some_and(|l| js_trim(l) == "<active_memory_plugin>")
+                .is_some_and(|l| js::trim(l) == "<active_memory_plugin>")
         {
             if let Some(close) =
-                (i + 2..lines.len()).find(|&p| js_trim(lines[p]) == "</active_memory_plugin>")
+                (i + 2..lines.len()).find(|&p| js::trim(lines[p]) == "</active_memory_plugin>")
             {
                 i = close;
-                while i + 1 < lines.len() && js_trim(lines[i + 1]).is_empty() {
+                while i + 1 < lines.len() && js::trim(lines[i + 1]).is_empty() {
                     i += 1;
                 }
                 i += 1;
@@ -435,10 +434,10 @@ fn strip_active_memory_blocks<'a>(lines: &[&'a str]) -> Vec<&'a str> {
 
 fn skip_chat_window_block(lines: &[&str], index: usize) -> usize {
     let mut next = index + 1;
-    while next < lines.len() && !js_trim(lines[next]).is_empty() {
+    while next < lines.len() && !js::trim(lines[next]).is_empty() {
         next += 1;
     }
-    while next < lines.len() && js_trim(lines[next]).is_empty() {
+    while next < lines.len() && js::trim(lines[next]).is_empty() {
         next += 1;
     }
     next
@@ -465,7 +464,7 @@ pub fn strip_inbound_metadata(text: &str) -> String {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        let t = js_trim(line);
+        let t = js::trim(line);
         if !in_meta && t == UNTRUSTED_CONTEXT_HEADER {
             let probe = lines[i + 1..(i + 8).min(lines.len())].join("\n");
             if UNTRUSTED_PROBE.is_match(&probe) {
@@ -481,7 +480,7 @@ pub fn strip_inbound_metadata(text: &str) -> String {
             continue;
         }
         if !in_meta && INBOUND_META_SENTINELS.contains(&t) {
-            if lines.get(i + 1).map(|l| js_trim(l)) != Some("```json") {
+            if lines.get(i + 1).map(|l| js::trim(l)) != Some("```json") {
                 if t == CHAT_HISTORY_SENTINEL {
                     i = skip_chat_window_block(&lines, i);
                     continue;
@@ -525,21 +524,21 @@ pub fn strip_inbound_metadata(text: &str) -> String {
 
 fn parse_inbound_block(lines: &[&str], sentinel: &str) -> Option<Map<String, Value>> {
     for i in 0..lines.len() {
-        if js_trim(lines[i]) != sentinel {
+        if js::trim(lines[i]) != sentinel {
             continue;
         }
-        if lines.get(i + 1).map(|l| js_trim(l)) != Some("```json") {
+        if lines.get(i + 1).map(|l| js::trim(l)) != Some("```json") {
             return None;
         }
         let mut end = i + 2;
-        while end < lines.len() && js_trim(lines[end]) != "```" {
+        while end < lines.len() && js::trim(lines[end]) != "```" {
             end += 1;
         }
         if end >= lines.len() {
             return None;
         }
         let body = lines[i + 2..end].join("\n");
-        let body = js_trim(&body);
+        let body = js::trim(&body);
         if body.is_empty() {
             return None;
         }
@@ -573,8 +572,8 @@ pub fn extract_inbound_sender_label(text: &str) -> Option<String> {
         other => cands.push(other.clone()),
     }
     cands.into_iter().flatten().find_map(|v| match v {
-        Value::String(s) if !js_trim(&s).is_empty() => {
-            Some(js_trim(&s).replace("`\u{200b}``", "```"))
+        Value::String(s) if !js::trim(&s).is_empty() => {
+            Some(js::trim(&s).replace("`\u{200b}``", "```"))
         }
         _ => None,
     })
@@ -594,7 +593,7 @@ pub fn strip_user_envelope_for_display(text: &str) -> String {
 
 /// Whether a row becomes a history message: a truthy `message`, or a compaction.
 pub fn is_visible_record(v: &Value) -> bool {
-    v.get("message").is_some_and(js_truthy) || s_of(v, "type") == Some("compaction")
+    v.get("message").is_some_and(js::truthy) || s_of(v, "type") == Some("compaction")
 }
 
 /// `attachOpenClawTranscriptMeta`: merges `meta` into the message's `__openclaw`.
@@ -620,9 +619,9 @@ pub fn record_to_message(record: &Value, seq: u64, now_ms: i64) -> Option<Value>
     if !record.is_object() {
         return None;
     }
-    if let Some(m) = record.get("message").filter(|m| js_truthy(m)) {
+    if let Some(m) = record.get("message").filter(|m| js::truthy(m)) {
         let ts = match record.get("timestamp") {
-            Some(Value::String(s)) => parse_date_ms(s).map(|t| json!(t)),
+            Some(Value::String(s)) => js::date_parse(s).map(|t| json!(t)),
             Some(Value::Number(n)) => n
                 .as_f64()
                 .filter(|f| f.is_finite())
@@ -632,7 +631,7 @@ pub fn record_to_message(record: &Value, seq: u64, now_ms: i64) -> Option<Value>
         let idem = m
             .get("idempotencyKey")
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty());
+            .filter(|s| !js::trim(s).is_empty());
         let mut meta = Map::new();
         if let Some(id) = record.get("id").and_then(Value::as_str) {
             meta.insert("id".into(), json!(id));
@@ -648,7 +647,7 @@ pub fn record_to_message(record: &Value, seq: u64, now_ms: i64) -> Option<Value>
     }
     if s_of(record, "type") == Some("compaction") {
         let ts = s_of(record, "timestamp")
-            .and_then(parse_date_ms)
+            .and_then(js::date_parse)
             .unwrap_or(now_ms);
         let mut meta = Map::new();
         meta.insert("kind".into(), json!("compaction"));
@@ -672,11 +671,11 @@ pub fn record_into_message(record: Value, seq: u64, now_ms: i64) -> Option<Value
     let Value::Object(mut o) = record else {
         return None;
     };
-    if !o.get("message").is_some_and(js_truthy) {
+    if !o.get("message").is_some_and(js::truthy) {
         return record_to_message(&Value::Object(o), seq, now_ms);
     }
     let ts = match o.get("timestamp") {
-        Some(Value::String(s)) => parse_date_ms(s).map(|t| json!(t)),
+        Some(Value::String(s)) => js::date_parse(s).map(|t| json!(t)),
         Some(Value::Number(n)) => n
             .as_f64()
             .filter(|f| f.is_finite())
@@ -691,7 +690,7 @@ pub fn record_into_message(record: Value, seq: u64, now_ms: i64) -> Option<Value
     let idem = m
         .get("idempotencyKey")
         .and_then(Value::as_str)
-        .filter(|s| !js_trim(s).is_empty())
+        .filter(|s| !js::trim(s).is_empty())
         .map(String::from);
     let mut meta = match m.get_mut("__openclaw") {
         Some(Value::Object(x)) => std::mem::take(x),
@@ -733,8 +732,8 @@ fn strip_envelope_from_message(m: &Value) -> Value {
     let mut next = o.clone();
     if user {
         let label = s_of(m, "senderLabel")
-            .filter(|s| !js_trim(s).is_empty())
-            .map(|s| js_trim(s).to_string())
+            .filter(|s| !js::trim(s).is_empty())
+            .map(|s| js::trim(s).to_string())
             .or_else(|| match m.get("content") {
                 Some(Value::String(s)) => extract_inbound_sender_label(s),
                 Some(Value::Array(items)) => items.iter().find_map(|it| {
@@ -797,7 +796,7 @@ fn strip_envelope_from_message(m: &Value) -> Value {
 }
 
 fn truncate_chat_text(text: &str, max: usize) -> (String, bool) {
-    if js_len(text) <= max {
+    if js::utf16_len(text) <= max {
         return (text.to_string(), false);
     }
     (
@@ -809,7 +808,7 @@ fn truncate_chat_text(text: &str, max: usize) -> (String, bool) {
 fn is_tool_block_type(t: Option<&str>) -> bool {
     let Some(t) = t else { return false };
     matches!(
-        js_trim(t).to_lowercase().as_str(),
+        js::trim(t).to_lowercase().as_str(),
         "toolcall" | "tool_call" | "tooluse" | "tool_use" | "toolresult" | "tool_result"
     )
 }
@@ -892,16 +891,16 @@ pub(crate) fn is_text_block(t: Option<&str>) -> bool {
 
 /// The text block the mixed tool projection keeps for `text` (`None` when blank).
 pub(crate) fn mixed_text_block(text: &str, max: usize) -> Option<Value> {
-    if js_trim(text).is_empty() {
+    if js::trim(text).is_empty() {
         return None;
     }
     let (t, _) = truncate_chat_text(&strip_inline_directive_tags(text), max);
-    (!js_trim(&t).is_empty()).then(|| json!({"type": "text", "text": t}))
+    (!js::trim(&t).is_empty()).then(|| json!({"type": "text", "text": t}))
 }
 
 fn parse_text_signature_phase(v: Option<&Value>) -> Option<String> {
     let s = v?.as_str()?;
-    if js_trim(s).is_empty() || !s.starts_with('{') {
+    if js::trim(s).is_empty() || !s.starts_with('{') {
         return None;
     }
     let p: Value = crate::js::jsjson::parse_value(s).ok()?;
@@ -1043,11 +1042,11 @@ fn sanitize_message(m: &Value, max: usize) -> Value {
                         if !b.is_object() || s_of(b, "type") != Some("text") {
                             continue;
                         }
-                        let Some(t) = s_of(b, "text").filter(|t| !js_trim(t).is_empty()) else {
+                        let Some(t) = s_of(b, "text").filter(|t| !js::trim(t).is_empty()) else {
                             continue;
                         };
                         let (tt, _) = truncate_chat_text(&strip_inline_directive_tags(t), max);
-                        if !js_trim(&tt).is_empty() {
+                        if !js::trim(&tt).is_empty() {
                             mixed.push(json!({"type": "text", "text": tt}));
                         }
                     }
@@ -1131,7 +1130,7 @@ fn has_mixed_tool_visible_text(m: &Value) -> bool {
     let text = items.iter().any(|b| {
         b.is_object()
             && is_text_type(s_of(b, "type"))
-            && s_of(b, "text").is_some_and(|t| !js_trim(t).is_empty())
+            && s_of(b, "text").is_some_and(|t| !js::trim(t).is_empty())
     });
     tool && text
 }
@@ -1145,7 +1144,7 @@ fn provenance(m: &Value) -> Option<(String, Option<String>, Option<String>)> {
     let nz = |k: &str| {
         p.get(k)
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty())
+            .filter(|s| !js::trim(s).is_empty())
             .map(String::from)
     };
     Some((kind.to_string(), nz("sourceTool"), nz("sourceSessionKey")))
@@ -1272,7 +1271,7 @@ fn project_empty_assistant_errors(messages: Vec<Value>) -> Vec<Value> {
             }
             let visible = texts
                 .iter()
-                .map(|t| js_trim(t))
+                .map(|t| js::trim(t))
                 .filter(|t| !t.is_empty())
                 .any(|t| {
                     t != "[assistant turn failed before producing content]"
@@ -1338,8 +1337,8 @@ fn strip_inter_session_prefix(text: &str) -> String {
     };
     match text[index..].find('\n').map(|i| i + index) {
         None => join(
-            js_trim_end(&text[..index]),
-            js_trim_start(&text[index + INTER_SESSION_PREFIX.len()..]),
+            js::trim_end(&text[..index]),
+            js::trim_start(&text[index + INTER_SESSION_PREFIX.len()..]),
         ),
         Some(header_end) => {
             let start = header_end + 1;
@@ -1348,7 +1347,7 @@ fn strip_inter_session_prefix(text: &str) -> String {
             } else {
                 start
             };
-            join(js_trim_end(&text[..index]), js_trim_start(&text[end..]))
+            join(js::trim_end(&text[..index]), js::trim_start(&text[end..]))
         }
     }
 }
@@ -1363,7 +1362,7 @@ fn prompt_prefix_field(text: &str, field: &str) -> Option<String> {
     r.captures(header)
         .and_then(|c| c.get(1))
         .map(|m| m.as_str().to_string())
-        .filter(|s| !js_trim(s).is_empty())
+        .filter(|s| !js::trim(s).is_empty())
 }
 
 fn project_sessions_send(messages: Vec<Value>) -> Vec<Value> {
@@ -1462,7 +1461,7 @@ fn resolve_message_text(content: Option<&Value>) -> (String, bool) {
 }
 
 fn matches_prompt(text: &str, prompt: &str) -> bool {
-    let p = js_trim(prompt);
+    let p = js::trim(prompt);
     !p.is_empty() && (text == p || text.starts_with(&format!("{p}\n")))
 }
 
@@ -1471,7 +1470,7 @@ fn is_heartbeat_user(role: &str, content: Option<&Value>) -> bool {
         return false;
     }
     let (text, _) = resolve_message_text(content);
-    let t = js_trim(&text);
+    let t = js::trim(&text);
     if t.is_empty() {
         return false;
     }
@@ -1500,36 +1499,36 @@ static HB_END: LazyLock<Regex> = LazyLock::new(|| re(r"HEARTBEAT_OK[^A-Za-z0-9_]
 static WS_RUN: LazyLock<Regex> = LazyLock::new(|| re(r"\s+"));
 
 fn strip_token_at_edges(raw: &str) -> (String, bool) {
-    let mut text = js_trim(raw).to_string();
+    let mut text = js::trim(raw).to_string();
     if text.is_empty() || !text.contains("HEARTBEAT_OK") {
         return (text, false);
     }
     let mut did = false;
     loop {
-        let next = js_trim(&text).to_string();
+        let next = js::trim(&text).to_string();
         if let Some(rest) = next.strip_prefix("HEARTBEAT_OK") {
-            text = js_trim_start(rest).to_string();
+            text = js::trim_start(rest).to_string();
             did = true;
             continue;
         }
         if HB_END.is_match(&next) {
             let idx = next.rfind("HEARTBEAT_OK").unwrap_or(0);
-            let before = js_trim_end(&next[..idx]);
+            let before = js::trim_end(&next[..idx]);
             text = if before.is_empty() {
                 String::new()
             } else {
-                js_trim_end(&format!("{before}{}", js_trim_start(&next[idx + 12..]))).to_string()
+                js::trim_end(&format!("{before}{}", js::trim_start(&next[idx + 12..]))).to_string()
             };
             did = true;
             continue;
         }
         break;
     }
-    (js_trim(&WS_RUN.replace_all(&text, " ")).to_string(), did)
+    (js::trim(&WS_RUN.replace_all(&text, " ")).to_string(), did)
 }
 
 fn heartbeat_should_skip(raw: &str) -> bool {
-    let trimmed = js_trim(raw);
+    let trimmed = js::trim(raw);
     if trimmed.is_empty() {
         return true;
     }
@@ -1557,7 +1556,7 @@ fn heartbeat_should_skip(raw: &str) -> bool {
     if picked.0.is_empty() {
         return true;
     }
-    js_len(js_trim(&picked.0)) <= 300
+    js::utf16_len(js::trim(&picked.0)) <= 300
 }
 
 const TOOL_CALL_BLOCK_TYPES: [&str; 6] = [
@@ -1575,7 +1574,8 @@ fn is_heartbeat_ok(role: &str, content: Option<&Value>) -> bool {
     }
     if let Some(Value::Array(items)) = content {
         if items.iter().any(|b| {
-            b.is_object() && TOOL_CALL_BLOCK_TYPES.contains(&js_trim(s_of(b, "type").unwrap_or("")))
+            b.is_object()
+                && TOOL_CALL_BLOCK_TYPES.contains(&js::trim(s_of(b, "type").unwrap_or("")))
         }) {
             return false;
         }
@@ -1589,7 +1589,7 @@ fn is_heartbeat_ok(role: &str, content: Option<&Value>) -> bool {
 
 fn is_empty_text_only(content: Option<&Value>) -> bool {
     match content {
-        Some(Value::String(s)) => js_trim(s).is_empty(),
+        Some(Value::String(s)) => js::trim(s).is_empty(),
         Some(Value::Array(items)) => {
             if items.is_empty() {
                 return true;
@@ -1601,7 +1601,7 @@ fn is_empty_text_only(content: Option<&Value>) -> bool {
                 }
                 saw = true;
                 match s_of(b, "text") {
-                    Some(t) if js_trim(t).is_empty() => {}
+                    Some(t) if js::trim(t).is_empty() => {}
                     _ => return false,
                 }
             }
@@ -1615,8 +1615,8 @@ fn has_media_paths(m: &Value) -> bool {
     match m.get("MediaPaths") {
         Some(Value::Array(a)) => a
             .iter()
-            .any(|v| v.as_str().is_some_and(|s| !js_trim(s).is_empty())),
-        _ => s_of(m, "MediaPath").is_some_and(|s| !js_trim(s).is_empty()),
+            .any(|v| v.as_str().is_some_and(|s| !js::trim(s).is_empty())),
+        _ => s_of(m, "MediaPath").is_some_and(|s| !js::trim(s).is_empty()),
     }
 }
 
@@ -1673,7 +1673,7 @@ fn is_delivery_mirror(m: &Value) -> bool {
 
 fn dup_text(m: &Value) -> Option<String> {
     let t = extract_projected_text(content_or_text(m));
-    let t = js_trim(&t);
+    let t = js::trim(&t);
     (!t.is_empty()).then(|| t.to_string())
 }
 
@@ -1726,7 +1726,7 @@ fn filter_visible_checked(messages: Vec<Value>) -> (Vec<Value>, bool) {
                     .get("__openclaw")
                     .and_then(|o| o.get("mirrorIdentity"))
                     .and_then(Value::as_str)
-                    .is_some_and(|s| !js_trim(s).is_empty())
+                    .is_some_and(|s| !js::trim(s).is_empty())
                 && !has_non_text_content(prev)
                 && !has_non_text_content(cur)
                 && dup_text(prev).is_some()
@@ -1748,7 +1748,7 @@ fn tts_marker(m: &Value) -> Option<(Option<String>, Option<String>)> {
     let nz = |k: &str| {
         mk.get(k)
             .and_then(Value::as_str)
-            .map(js_trim)
+            .map(js::trim)
             .filter(|s| !s.is_empty())
             .map(String::from)
     };
@@ -1772,7 +1772,7 @@ fn is_tts_supplement(m: &Value) -> bool {
             has = true;
             continue;
         }
-        let t = s_of(b, "text").map(js_trim).unwrap_or("");
+        let t = s_of(b, "text").map(js::trim).unwrap_or("");
         if !t.is_empty() && t != "Audio reply" {
             return false;
         }
@@ -1799,7 +1799,7 @@ fn merge_tts_checked(messages: Vec<Value>) -> (Vec<Value>, bool) {
                     return false;
                 }
                 let text = extract_projected_text(content_or_text(t));
-                let text = js_trim(&text);
+                let text = js::trim(&text);
                 if text.is_empty() {
                     return false;
                 }
@@ -1832,7 +1832,7 @@ fn merge_tts_checked(messages: Vec<Value>) -> (Vec<Value>, bool) {
                         }
                         _ => {
                             let text = extract_projected_text(content_or_text(t));
-                            let text = js_trim(&text);
+                            let text = js::trim(&text);
                             let mut c = Vec::new();
                             if !text.is_empty() {
                                 c.push(json!({"type":"text","text":text}));
@@ -1859,7 +1859,7 @@ fn tool_block_name(b: &Map<String, Value>) -> Option<String> {
         if let Some(s) = b
             .get(k)
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty())
+            .filter(|s| !js::trim(s).is_empty())
         {
             return Some(s.to_string());
         }
@@ -1868,7 +1868,7 @@ fn tool_block_name(b: &Map<String, Value>) -> Option<String> {
         .and_then(Value::as_object)
         .and_then(|f| f.get("name"))
         .and_then(Value::as_str)
-        .filter(|s| !js_trim(s).is_empty())
+        .filter(|s| !js::trim(s).is_empty())
         .map(String::from)
 }
 
@@ -1899,7 +1899,7 @@ fn tool_block_args(b: &Map<String, Value>) -> Map<String, Value> {
 
 fn has_non_empty(v: &Value) -> bool {
     match v {
-        Value::String(s) => !js_trim(s).is_empty(),
+        Value::String(s) => !js::trim(s).is_empty(),
         Value::Array(a) => a.iter().any(has_non_empty),
         Value::Object(o) => o.values().any(has_non_empty),
         Value::Null => false,
@@ -1910,7 +1910,7 @@ fn has_non_empty(v: &Value) -> bool {
 fn nz_str(o: &Map<String, Value>, k: &str) -> Option<String> {
     o.get(k)
         .and_then(Value::as_str)
-        .filter(|s| !js_trim(s).is_empty())
+        .filter(|s| !js::trim(s).is_empty())
         .map(String::from)
 }
 
@@ -1947,7 +1947,7 @@ fn visible_replies(m: &Value) -> Vec<(Option<String>, String)> {
         let t = o
             .get("type")
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty())
+            .filter(|s| !js::trim(s).is_empty())
             .map(|s| s.to_lowercase().replace('_', ""));
         if !matches!(t.as_deref(), Some("toolcall") | Some("tooluse")) {
             continue;
@@ -1992,10 +1992,10 @@ fn visible_replies(m: &Value) -> Vec<(Option<String>, String)> {
             .find_map(|k| {
                 args.get(*k)
                     .and_then(Value::as_str)
-                    .filter(|s| !js_trim(s).is_empty())
+                    .filter(|s| !js::trim(s).is_empty())
                     .map(strip_inline_directive_tags)
             });
-        let Some(text) = text.filter(|t| !js_trim(t).is_empty()) else {
+        let Some(text) = text.filter(|t| !js::trim(t).is_empty()) else {
             continue;
         };
         let id = ["id", "toolCallId", "tool_call_id", "callId", "call_id"]
@@ -2153,7 +2153,7 @@ fn mirror_message_tool_replies(messages: Vec<Value>) -> Vec<Value> {
         };
         let matching: Vec<usize> = match &mirror_text {
             Some(t) => (0..pending.len())
-                .filter(|&i| js_trim(&pending[i].text) == t)
+                .filter(|&i| js::trim(&pending[i].text) == t)
                 .collect(),
             None => Vec::new(),
         };
@@ -2261,7 +2261,7 @@ fn canvas_preview(text: Option<&str>) -> Option<Value> {
     let sf = |r: Option<&Map<String, Value>>, k: &str| {
         r.and_then(|r| r.get(k))
             .and_then(Value::as_str)
-            .filter(|s| !js_trim(s).is_empty())
+            .filter(|s| !js::trim(s).is_empty())
             .map(String::from)
     };
     let nf = |r: Option<&Map<String, Value>>, k: &str| {
@@ -2270,7 +2270,7 @@ fn canvas_preview(text: Option<&str>) -> Option<Value> {
             .filter(|f| f.is_finite())
     };
     if sf(Some(&rec), "kind")
-        .map(|k| js_trim(&k).to_lowercase())
+        .map(|k| js::trim(&k).to_lowercase())
         .as_deref()
         != Some("canvas")
     {
@@ -2306,7 +2306,7 @@ fn canvas_preview(text: Option<&str>) -> Option<Value> {
             out.insert("viewId".into(), json!(i));
         }
     } else if sf(source, "type")
-        .map(|t| js_trim(&t).to_lowercase())
+        .map(|t| js::trim(&t).to_lowercase())
         .as_deref()
         == Some("url")
     {
@@ -2718,13 +2718,13 @@ pub fn next_offset(messages: &[Value], total: u64, offset: u64, raw_page: u64) -
 // ---- the sessions_history tool -------------------------------------------------------------
 
 fn truncate_history_text(text: &str) -> (String, bool) {
-    if js_len(text) <= SESSIONS_HISTORY_TEXT_MAX_CHARS {
+    if js::utf16_len(text) <= SESSIONS_HISTORY_TEXT_MAX_CHARS {
         return (text.to_string(), false);
     }
     (
         format!(
             "{}\n…(truncated)…",
-            js_prefix(text, SESSIONS_HISTORY_TEXT_MAX_CHARS)
+            js::utf16_prefix(text, SESSIONS_HISTORY_TEXT_MAX_CHARS)
         ),
         true,
     )
@@ -2779,7 +2779,7 @@ fn sanitize_history_message(m: &Value) -> (Value, bool) {
                         be.insert("partialJson".into(), json!(x));
                     }
                     if t == "image" {
-                        let bytes = bo.get("data").and_then(Value::as_str).map(js_len);
+                        let bytes = bo.get("data").and_then(Value::as_str).map(js::utf16_len);
                         if be.shift_remove("data").is_some() {
                             truncated = true;
                         }
@@ -3011,7 +3011,7 @@ mod tests {
                 first.is_some_and(|f| f.eq_ignore_ascii_case(token))
                     && words.all(|w| w.eq_ignore_ascii_case(token))
             };
-            exact(text) || exact(&EDGE_PUNCT.replace_all(js_trim(text), ""))
+            exact(text) || exact(&EDGE_PUNCT.replace_all(js::trim(text), ""))
         };
         for t in [
             "NO_REPLY",

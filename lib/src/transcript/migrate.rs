@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 use super::entry::{self, is_header, type_of, CURRENT_VERSION};
 use super::tree::{partition, SessionIndex, Slot};
 
+use crate::js;
+
 /// What a migration changed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MigrationReport {
@@ -214,7 +216,7 @@ pub fn serialize_like_session_manager(index: &SessionIndex, now_ms: i64) -> Vec<
             "parentId".into(),
             raw_tail.map_or(Value::Null, Value::String),
         );
-        leaf.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
+        leaf.insert("timestamp".into(), json!(js::to_iso_string(now_ms)));
         leaf.insert(
             "targetId".into(),
             index.leaf_id.clone().map_or(Value::Null, Value::String),

@@ -160,7 +160,7 @@ impl<'a> Scalar<'a> {
         !matches!(self, Scalar::Absent)
     }
 
-    /// JavaScript truthiness of the value (`js_truthy`); an absent key is falsy too.
+    /// JavaScript truthiness of the value (`js::truthy`); an absent key is falsy too.
     pub fn truthy(&self) -> bool {
         match self {
             Scalar::Absent | Scalar::Null => false,

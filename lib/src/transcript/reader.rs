@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use thiserror::Error;
 
-use super::entry::{js_trim, js_trim_end, js_trim_start, Row};
+use super::entry::Row;
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::{DataFileError, DataPath};
+use crate::js;
 
 /// A transcript that could not be read at all.
 #[derive(Debug, Error)]
@@ -234,7 +235,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Transcript {
     let lines = split_lines(bytes);
     t.total_lines = lines.len();
     let texts: Vec<std::borrow::Cow<'_, str>> = lines.iter().map(|l| decode_line(l.2)).collect();
-    let is_blank = |s: &str| js_trim(s).is_empty();
+    let is_blank = |s: &str| js::trim(s).is_empty();
     let first = texts.iter().position(|s| !is_blank(s));
     let last = texts.iter().rposition(|s| !is_blank(s));
     for (i, ((number, offset, raw, terminated), text)) in lines.iter().zip(&texts).enumerate() {
@@ -247,10 +248,10 @@ pub fn parse_bytes(bytes: &[u8]) -> Transcript {
         }
         let mut s: &str = text;
         if Some(i) == first {
-            s = js_trim_start(s);
+            s = js::trim_start(s);
         }
         if Some(i) == last {
-            s = js_trim_end(s);
+            s = js::trim_end(s);
         }
         match parse_json_line(s) {
             Ok(value) => t.rows.push(Row {

@@ -5,11 +5,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::entry::{js_trim, type_of};
+use super::entry::type_of;
 use super::migrate::{
     generate_short_id, migrate_rows, normalize_loaded, serialize_like_session_manager,
 };
 use super::tree::SessionIndex;
+
+use crate::js;
 
 /// Text of an assistant turn that failed before producing content.
 pub const STREAM_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before producing content]";
@@ -99,7 +101,7 @@ fn structurally_invalid(v: &Value) -> bool {
         return true;
     };
     match m.get("role") {
-        Some(Value::String(r)) => js_trim(r).is_empty(),
+        Some(Value::String(r)) => js::trim(r).is_empty(),
         _ => true,
     }
 }
@@ -114,7 +116,10 @@ fn with_message(v: &Value, f: impl FnOnce(&mut Map<String, Value>)) -> Value {
 
 fn is_image_mime(v: Option<&Value>) -> Option<&str> {
     let s = v?.as_str()?;
-    js_trim(s).to_lowercase().starts_with("image/").then_some(s)
+    js::trim(s)
+        .to_lowercase()
+        .starts_with("image/")
+        .then_some(s)
 }
 
 fn b64_val(c: u8) -> Option<u8> {
@@ -236,7 +241,7 @@ fn corrupted_image(block: &Value) -> bool {
 fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Value> {
     let mut out = Vec::new();
     for (number, line) in lines {
-        if js_trim(line).is_empty() {
+        if js::trim(line).is_empty() {
             continue;
         }
         let Ok(entry) = crate::js::jsjson::parse_value(line) else {
@@ -306,7 +311,7 @@ fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Val
                 .and_then(|m| m.get("content"))
                 .cloned();
             let rewrite: Option<Value> = match content {
-                Some(Value::String(s)) if js_trim(&s).is_empty() => {
+                Some(Value::String(s)) if js::trim(&s).is_empty() => {
                     Some(json!(BLANK_USER_FALLBACK_TEXT))
                 }
                 Some(Value::Array(blocks)) => {
@@ -317,7 +322,7 @@ fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Val
                                 && b.get("type").and_then(Value::as_str) == Some("text")
                                 && b.get("text")
                                     .and_then(Value::as_str)
-                                    .is_some_and(|t| js_trim(t).is_empty()))
+                                    .is_some_and(|t| js::trim(t).is_empty()))
                         })
                         .cloned()
                         .collect();
@@ -354,7 +359,7 @@ fn tool_result_id(m: &Value) -> Option<String> {
     ]
     .iter()
     .filter_map(|k| m.get(*k).and_then(Value::as_str))
-    .map(js_trim)
+    .map(js::trim)
     .find(|s| !s.is_empty())
     .map(String::from)
 }
@@ -403,7 +408,7 @@ pub fn persisted_tool_result_ids(entries: &[Value]) -> std::collections::HashSet
 }
 
 fn trimmed(v: Option<&Value>) -> &str {
-    v.and_then(Value::as_str).map(js_trim).unwrap_or("")
+    v.and_then(Value::as_str).map(js::trim).unwrap_or("")
 }
 
 fn synthetic(
@@ -419,7 +424,7 @@ fn synthetic(
     if let Some(p) = parent.get("id").and_then(Value::as_str) {
         e.insert("parentId".into(), json!(p));
     }
-    e.insert("timestamp".into(), json!(crate::js::clock::iso_ms(now_ms)));
+    e.insert("timestamp".into(), json!(js::to_iso_string(now_ms)));
     e.insert(
         "message".into(),
         json!({
@@ -508,7 +513,7 @@ fn insert_missing_tool_results(
             continue;
         }
         for (id, name) in tool_calls(m) {
-            if js_trim(name.as_deref().unwrap_or("")).to_lowercase() != "message"
+            if js::trim(name.as_deref().unwrap_or("")).to_lowercase() != "message"
                 || ids.contains(&id)
             {
                 continue;
@@ -608,7 +613,7 @@ pub fn recover_header(
     now_ms: i64,
 ) -> Option<HeaderRecovery> {
     let t = super::reader::parse_bytes(content);
-    if js_trim(&String::from_utf8_lossy(content)).is_empty() {
+    if js::trim(&String::from_utf8_lossy(content)).is_empty() {
         return None;
     }
     if t.rows
@@ -624,7 +629,7 @@ pub fn recover_header(
         .cloned();
     let header_found = found.is_some();
     let header = found.unwrap_or_else(|| {
-        json!({"type": "session", "version": 3, "id": session_id, "timestamp": crate::js::clock::iso_ms(now_ms), "cwd": cwd})
+        json!({"type": "session", "version": 3, "id": session_id, "timestamp": js::to_iso_string(now_ms), "cwd": cwd})
     });
     let mut recovered = vec![header];
     recovered.extend(rows.into_iter().filter(|v| type_of(v) != Some("session")));
@@ -635,7 +640,7 @@ pub fn recover_header(
     let index = SessionIndex::build(recovered);
     let bytes = serialize_like_session_manager(&index, now_ms);
     let hex = &uuid::Uuid::new_v4().simple().to_string()[..8];
-    let ts = crate::js::clock::iso_ms(now_ms).replace([':', '.'], "-");
+    let ts = js::to_iso_string(now_ms).replace([':', '.'], "-");
     Some(HeaderRecovery {
         bytes,
         header_found,
@@ -652,7 +657,7 @@ pub fn torn_tail_keep_len(content: &[u8]) -> Option<usize> {
     }
     let start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
     let tail = String::from_utf8_lossy(&content[start..]);
-    if js_trim(&tail).is_empty()
+    if js::trim(&tail).is_empty()
         || crate::js::jsjson::parse_value(tail.trim_end_matches('\r')).is_ok()
     {
         return None;
@@ -686,7 +691,7 @@ pub fn row_needs_repair(entry: &Value) -> bool {
     }
     if role == Some("user") {
         return match content {
-            Some(Value::String(s)) => js_trim(s).is_empty(),
+            Some(Value::String(s)) => js::trim(s).is_empty(),
             Some(Value::Array(blocks)) => {
                 blocks.is_empty()
                     || blocks.iter().any(|b| {
@@ -694,7 +699,7 @@ pub fn row_needs_repair(entry: &Value) -> bool {
                             && b.get("type").and_then(Value::as_str) == Some("text")
                             && b.get("text")
                                 .and_then(Value::as_str)
-                                .is_some_and(|t| js_trim(t).is_empty())
+                                .is_some_and(|t| js::trim(t).is_empty())
                     })
             }
             _ => false,

@@ -18,6 +18,7 @@ use crate::exit::{self, ExitCode};
 use crate::fs::data_file::DataPath;
 use crate::install::context::StateContext;
 use crate::install::targets::{resolve_targets, StoreTarget, TargetSelection};
+use crate::js;
 use crate::ops::session_ops::{self, OpsError};
 use crate::session::session_key::{
     canonicalize_main_alias, is_acp_key, normalize_agent_id, normalize_main_key,
@@ -26,7 +27,6 @@ use crate::session::session_key::{
 use crate::store::lifecycle::MatchedBy;
 use crate::store::transcript_path::{is_valid_transcript_id, ForeignTranscript};
 use crate::store::{LoadOptions, SessionStore};
-use crate::transcript::entry::js_trim;
 
 pub use crate::agent_db::events::CopyScope;
 
@@ -195,7 +195,7 @@ pub fn resolve_scoped(
         });
     }
     let kc = ctx.key_context();
-    let raw = js_trim(arg);
+    let raw = js::trim(arg);
     let sel = &ctx.options.targets;
     let chosen_store = sel.store.is_some() || sel.agent.is_some() || sel.all_agents;
     let id_like = should_resolve_session_id_input(raw);
@@ -373,7 +373,7 @@ fn display_key(key: &str, kc: &KeyContext) -> String {
 /// `agent`'s store (bare keys are that agent's; the legacy `agent:main:main` alias moves to
 /// the default agent only in the default agent's store).
 fn stored_key_for_agent_store(key: &str, agent: &str, kc: &KeyContext) -> String {
-    let raw = js_trim(key);
+    let raw = js::trim(key);
     if raw.is_empty() {
         return String::new();
     }
@@ -572,7 +572,7 @@ fn visible_for_session_id_lookup(key: &str, entry: &Map<String, Value>) -> bool 
         && entry
             .get("sessionId")
             .and_then(Value::as_str)
-            .is_none_or(|s| js_trim(s).is_empty())
+            .is_none_or(|s| js::trim(s).is_empty())
         && entry.get("updatedAt").is_none_or(Value::is_null);
     !cron_run && !phantom && entry.get("archivedAt").is_none()
 }
@@ -606,7 +606,7 @@ fn select_session_id_match(matches: &[Candidate], id: &str) -> Selection {
         let lower = key.to_lowercase();
         let request = parse_agent_session_key(key)
             .map(|p| p.rest)
-            .unwrap_or_else(|| js_trim(key).to_string())
+            .unwrap_or_else(|| js::trim(key).to_string())
             .to_lowercase();
         let structural = lower.ends_with(&format!(":{sid}"))
             || request == sid

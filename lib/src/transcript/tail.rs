@@ -14,11 +14,12 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use super::entry::{js_slice_prefix, js_trim};
+use super::entry::js_slice_prefix;
 use super::history::{self, ChatHistory};
 use super::reader::{scan_lines, ReadError};
 use super::tree::{scan_tree, select_path, ScanTree};
 use crate::fs::data_file::DataPath;
+use crate::js;
 
 /// Lines longer than this many bytes are not parsed: a placeholder stands in.
 pub const MAX_PARSE_LINE_BYTES: usize = 256 * 1024;
@@ -65,7 +66,7 @@ pub fn read_tail_lines_to(
             Ok(s) => std::borrow::Cow::Borrowed(s),
             Err(_) => String::from_utf8_lossy(seg),
         };
-        if !js_trim(&s).is_empty() {
+        if !js::trim(&s).is_empty() {
             out.push(s.into_owned());
         }
     };
@@ -125,7 +126,7 @@ fn extract_string_field(prefix: &str, field: &str) -> Option<String> {
     let c = s.captures(prefix)?;
     let raw = c.get(1)?.as_str();
     match crate::js::jsjson::parse_value(&format!("\"{raw}\"")) {
-        Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
+        Ok(Value::String(v)) if !js::trim(&v).is_empty() => Some(v),
         _ => None,
     }
 }
@@ -222,7 +223,7 @@ fn extract_idempotency_suffix(source: &str) -> Option<String> {
         let rest = &source[search..];
         if let Some(c) = IDEMPOTENCY_VALUE.captures(rest) {
             return match crate::js::jsjson::parse_value(&format!("\"{}\"", &c[1])) {
-                Ok(Value::String(v)) if !js_trim(&v).is_empty() => Some(v),
+                Ok(Value::String(v)) if !js::trim(&v).is_empty() => Some(v),
                 _ => None,
             };
         }
@@ -301,7 +302,7 @@ fn is_plain_chain(records: &[Value]) -> bool {
 fn is_plain_chain_of<'a>(records: impl ExactSizeIterator<Item = [Option<&'a Value>; 4]>) -> bool {
     fn non_empty(v: Option<&Value>) -> Option<&str> {
         match v {
-            Some(Value::String(s)) if !js_trim(s).is_empty() => Some(s.as_str()),
+            Some(Value::String(s)) if !js::trim(s).is_empty() => Some(s.as_str()),
             _ => None,
         }
     }
@@ -655,7 +656,7 @@ impl IndexScan {
         scan_lines(reader, |l| {
             let bytes = l.bytes.strip_suffix(b"\r").unwrap_or(l.bytes);
             let text = String::from_utf8_lossy(bytes);
-            if js_trim(&text).is_empty() {
+            if js::trim(&text).is_empty() {
                 return true;
             }
             let rec = if bytes.len() > MAX_PARSE_LINE_BYTES {
@@ -1005,7 +1006,7 @@ impl Numbering {
             let plain = super::entry::is_canonical(last)
                 && last.get("appendMode").is_none()
                 && last.get("parentId").is_some()
-                && !js_trim(id).is_empty()
+                && !js::trim(id).is_empty()
                 && scan.tree.leaf_id.as_deref() == Some(id)
                 && scan.active.last() == Some(&(scan.lights.len() - 1))
                 && scan
@@ -1040,7 +1041,7 @@ impl Numbering {
         let plain = super::entry::is_canonical(record)
             && record.get("appendMode").is_none()
             && record.get("parentId").and_then(Value::as_str) == Some(tail)
-            && !js_trim(id).is_empty()
+            && !js::trim(id).is_empty()
             && !self.ids.contains(id);
         if !plain {
             return None;

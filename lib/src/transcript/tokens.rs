@@ -4,14 +4,14 @@
 
 use serde_json::{json, Map, Value};
 
-use super::entry::js_len;
+use crate::js;
 
 /// Characters an image block counts for.
 pub const IMAGE_BLOCK_CHARS: usize = 4800;
 
 fn str_len(v: Option<&Value>) -> usize {
     match v {
-        Some(Value::String(s)) => js_len(s),
+        Some(Value::String(s)) => js::utf16_len(s),
         _ => 0,
     }
 }
@@ -26,14 +26,14 @@ fn block_text_len(b: &Value) -> usize {
         return 0;
     }
     match b.get("text") {
-        Some(Value::String(s)) if !s.is_empty() => js_len(s),
+        Some(Value::String(s)) if !s.is_empty() => js::utf16_len(s),
         _ => str_len(b.get("content")),
     }
 }
 
 fn content_chars(content: Option<&Value>) -> usize {
     match content {
-        Some(Value::String(s)) => js_len(s),
+        Some(Value::String(s)) => js::utf16_len(s),
         Some(Value::Array(blocks)) => blocks
             .iter()
             .map(|b| {
@@ -69,7 +69,7 @@ pub fn estimate_tokens(message: &Value) -> u64 {
                             chars += str_len(b.get("name"));
                             chars += match b.get("arguments") {
                                 None => 9, // JSON.stringify(undefined) ?? "undefined"
-                                Some(a) => js_len(&crate::js::jsjson::to_string_compact(a)),
+                                Some(a) => js::utf16_len(&crate::js::jsjson::to_string_compact(a)),
                             };
                         }
                         _ => {}
@@ -116,7 +116,7 @@ fn assistant_usage(m: &Value) -> Option<&Value> {
     if stop == Some("aborted") || stop == Some("error") {
         return None;
     }
-    m.get("usage").filter(|u| super::tree::js_truthy(u))
+    m.get("usage").filter(|u| js::truthy(u))
 }
 
 /// The context estimate (`estimateContextTokens`).
@@ -182,13 +182,13 @@ pub fn estimate_string_chars(text: &str) -> usize {
     }
     let non_latin = text.chars().filter(|&c| is_non_latin(c)).count();
     if non_latin == 0 {
-        return js_len(text);
+        return js::utf16_len(text);
     }
     let ext_b = text
         .chars()
         .filter(|&c| (0x20000..=0x2FA1F).contains(&(c as u32)))
         .count();
-    js_len(text) - ext_b + non_latin * 3
+    js::utf16_len(text) - ext_b + non_latin * 3
 }
 
 fn finite(v: Option<&Value>) -> Option<f64> {
@@ -406,9 +406,9 @@ pub fn aggregate_usage<'a>(
         let role = message.get("role").and_then(Value::as_str);
         let trimmed = |k: &str| -> Option<String> {
             match message.get(k) {
-                Some(Value::String(s)) => Some(super::entry::js_trim(s).to_string()),
+                Some(Value::String(s)) => Some(js::trim(s).to_string()),
                 _ => match row.get(k) {
-                    Some(Value::String(s)) => Some(super::entry::js_trim(s).to_string()),
+                    Some(Value::String(s)) => Some(js::trim(s).to_string()),
                     _ => None,
                 },
             }
@@ -551,7 +551,7 @@ pub fn aggregate_usage<'a>(
 fn transcript_content_chars(content: Option<&Value>) -> usize {
     let norm = |s: &str| -> usize {
         let stripped = super::history::strip_inline_directive_tags(s);
-        let t = super::entry::js_trim(&stripped);
+        let t = js::trim(&stripped);
         if t.is_empty() {
             0
         } else {

@@ -11,8 +11,7 @@ use serde_json::Value;
 
 use super::entry::{self, id_of, is_canonical, is_indexed, is_side_append, type_of};
 
-/// JavaScript truthiness of a JSON value (re-exported for the transcript modules).
-pub use crate::js::truthy as js_truthy;
+use crate::js;
 
 /// A JavaScript-ish parent reference: `undefined`, `null` or a string id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -329,7 +328,7 @@ impl SessionIndex {
                     if type_of(v) == Some("label") {
                         if let Some(target) = v.get("targetId").and_then(Value::as_str) {
                             match v.get("label") {
-                                Some(l) if js_truthy(l) => {
+                                Some(l) if js::truthy(l) => {
                                     self.labels.insert(target.to_string(), l.clone());
                                 }
                                 _ => {
@@ -538,7 +537,7 @@ impl SessionIndex {
             self.rows[row]
                 .get("timestamp")
                 .and_then(Value::as_str)
-                .and_then(entry::parse_date_ms)
+                .and_then(js::date_parse)
         };
         let sorted_children = |row: usize| {
             let mut kids: Vec<usize> = children.get(&row).cloned().unwrap_or_default();
@@ -640,7 +639,7 @@ pub struct ScanTree {
 
 fn read_non_empty(v: Option<&Value>) -> Option<String> {
     match v {
-        Some(Value::String(s)) if !entry::js_trim(s).is_empty() => Some(s.clone()),
+        Some(Value::String(s)) if !js::trim(s).is_empty() => Some(s.clone()),
         _ => None,
     }
 }

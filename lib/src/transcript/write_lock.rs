@@ -150,7 +150,7 @@ impl WriteLockSettings {
 /// `readPositiveMsEnv`: trimmed, then `Infinity` or ASCII digits forming a positive safe integer.
 fn env_ms(env: &impl Fn(&str) -> Option<String>, key: &str, allow_infinity: bool) -> Option<Ms> {
     let raw = env(key)?;
-    let raw = process::js_trim(&raw);
+    let raw = js::trim(&raw);
     if raw.is_empty() {
         return None;
     }
@@ -305,6 +305,7 @@ impl WriteLock {
     /// [`WriteLockError::Stale`] at once when the holder is a live OpenClaw (or clawstate)
     /// process whose lock is only `too-old`/`hold-exceeded`, and with
     /// [`WriteLockError::Io`] when the directory or lock file cannot be created.
+    #[must_use = "the write lock is released when the returned guard is dropped"]
     pub fn acquire(
         target: &Path,
         settings: &WriteLockSettings,
@@ -602,6 +603,7 @@ fn format_payload(pid: u32, created_at: &str, max_hold_ms: u64, starttime: Optio
 }
 
 /// A held write lock; released (count decremented, file removed at zero) on drop.
+#[must_use = "the write lock is released when this guard is dropped"]
 #[derive(Debug)]
 pub struct WriteLockGuard {
     key: PathBuf,
@@ -894,7 +896,7 @@ fn is_foreign_owner(pid: u32) -> bool {
     let Some(argv) = process::cmdline(pid) else {
         return false;
     };
-    if argv.iter().all(|a| process::js_trim(a).is_empty()) {
+    if argv.iter().all(|a| js::trim(a).is_empty()) {
         return false;
     }
     !process::looks_like_openclaw(&argv) && !process::looks_like_clawstate(&argv)

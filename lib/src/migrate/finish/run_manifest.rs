@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::{FinishError, RUNS_DIR};
+use super::error::{FinishError, RUNS_DIR};
 
 /// One file to move: where from, where to, for which session.
 #[derive(Debug, Clone)]
@@ -51,8 +51,10 @@ fn werr(path: &Path, what: &'static str, e: impl std::fmt::Display) -> FinishErr
 /// 9.6's identity of a file (`readMigrationArtifactIdentity`).
 fn identity(path: &Path) -> Result<Value, FinishError> {
     let md = std::fs::symlink_metadata(path).map_err(|e| werr(path, "stat", e))?;
-    let bytes = crate::fs::data_file::DataPath::given(path)
-        .read_small(super::plan::MAX_TRANSCRIPT_BYTES, "a file to archive")?;
+    let bytes = crate::fs::data_file::DataPath::given(path).read_small(
+        crate::migrate::plan::MAX_TRANSCRIPT_BYTES,
+        "a file to archive",
+    )?;
     let mtime_ns = md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128;
     Ok(json!({
         "dev": md.dev().to_string(),
@@ -134,7 +136,7 @@ impl Run {
             json!(format!("clawstate {}", env!("CARGO_PKG_VERSION"))),
         );
         manifest.insert("runId".into(), json!(run_id));
-        manifest.insert("startedAt".into(), json!(crate::js::clock::iso_ms(now_ms)));
+        manifest.insert("startedAt".into(), json!(crate::js::to_iso_string(now_ms)));
         manifest.insert("targets".into(), Value::Array(targets));
         let run = Run {
             path: dir.join(format!("{run_id}.json")),
@@ -167,7 +169,7 @@ impl Run {
 
     /// Closes the run (`completedAt`; `failedAt` too when not every move was done).
     pub fn close(mut self, now_ms: i64, failed: bool) -> Result<PathBuf, FinishError> {
-        let now = crate::js::clock::iso_ms(now_ms);
+        let now = crate::js::to_iso_string(now_ms);
         if let Some(o) = self.manifest.as_object_mut() {
             o.insert("completedAt".into(), json!(now));
             if failed {

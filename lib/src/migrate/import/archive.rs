@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::error::ImportError;
 use super::legacy::FileIdentity;
-use super::ImportError;
 use crate::fs::data_file::DataDir;
 
 /// The archive directory's name beside `sessions/`.
@@ -223,11 +223,11 @@ pub fn manifest(
     m.insert("runId".into(), json!(run_id));
     m.insert(
         "startedAt".into(),
-        json!(crate::js::clock::iso_ms(started_ms)),
+        json!(crate::js::to_iso_string(started_ms)),
     );
     m.insert("targets".into(), Value::Array(targets));
     if let Some(c) = completed_ms {
-        m.insert("completedAt".into(), json!(crate::js::clock::iso_ms(c)));
+        m.insert("completedAt".into(), json!(crate::js::to_iso_string(c)));
     }
     Value::Object(m)
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::ImportError;
+use super::error::ImportError;
 use crate::fs::data_file::DataPath;
 use crate::js::jsjson;
 
