@@ -135,10 +135,9 @@ fn kill_9_at_random_points_then_the_next_run_completes_to_the_same_db() {
     });
     let kills: usize = results.iter().map(|r| r.0).sum();
     let interrupted: usize = results.iter().map(|r| r.1).sum();
-    assert!(kills >= KILLS, "{kills} kills");
-    // Most kills must land inside a run, or the test proves little.
+    // Every counted kill landed inside a run, or the test proves little.
     assert!(
-        interrupted * 2 >= kills,
+        interrupted >= KILLS,
         "only {interrupted} of {kills} kills interrupted a run"
     );
 }
@@ -157,7 +156,10 @@ fn worker(
     let mut rng = Rng::new(0x26 + w as u64);
     let (mut kills_done, mut interrupted) = (0, 0);
     let mut round = 0;
-    while kills_done < kills_wanted {
+    // Kill delays are drawn below this; a run that finished before its kill lowers it, so
+    // the kills land inside runs however fast or loaded the machine is.
+    let mut span_us = span.as_micros() as u64;
+    while interrupted < kills_wanted && kills_done < 4 * kills_wanted {
         round += 1;
         let round = format!("worker {w} round {round}");
         copy_tree(legacy, home);
@@ -166,12 +168,15 @@ fn worker(
         for k in 0..kills {
             kills_done += 1;
             let mut child = import(home).spawn().unwrap();
-            let us = rng.below(span.as_micros() as u64 + 1);
+            let us = rng.below(span_us + 1);
             std::thread::sleep(Duration::from_micros(us));
             let finished = child.try_wait().unwrap().is_some();
             let _ = child.kill();
             let _ = child.wait();
             interrupted += usize::from(!finished);
+            if finished {
+                span_us = (us * 3 / 4).max(1);
+            }
             let at = format!("round {round} kill {k} after {us} µs");
             assert_nothing_lost(original, home, &at);
             for (i, agent) in AGENTS.iter().enumerate() {

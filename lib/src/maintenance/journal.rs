@@ -21,9 +21,9 @@ use thiserror::Error;
 use super::artifacts::PathSet;
 use super::files::DirGuard;
 use super::planned_archive::PlannedArchive;
-use crate::fs::clean_path::{is_clean_absolute, split_clean};
 use crate::exit::{self, ExitCode};
 use crate::fs::atomic_file::{replace_file, sync_dir, AtomicWriteError, PendingReplace};
+use crate::fs::clean_path::{is_clean_absolute, split_clean};
 use crate::fs::data_file::{DataDir, DataPath};
 
 /// The journal of the store at `store_path`.

@@ -54,29 +54,6 @@ pub struct Malformed {
     pub torn_tail: bool,
 }
 
-/// Whether `c` is removed by JavaScript's `String.prototype.trim`.
-fn js_trim_char(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// `s.trim()` as JavaScript does it.
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(js_trim_char)
-}
-
 /// Whether a parsed value is falsy in JavaScript (9.6 skips such lines).
 fn falsy(v: &Value) -> bool {
     match v {
@@ -118,7 +95,7 @@ pub fn read(bytes: &[u8]) -> LegacyRead {
         line_no += 1;
         let start = offset;
         offset += piece.len() + 1;
-        let t = js_trim(piece);
+        let t = crate::js::trim(piece);
         if t.is_empty() {
             if out.malformed.is_none() {
                 out.skipped_blank += 1;
@@ -140,7 +117,9 @@ pub fn read(bytes: &[u8]) -> LegacyRead {
                 });
             }
             Err(e) => {
-                let rest_blank = pieces[i + 1..].iter().all(|p| js_trim(p).is_empty());
+                let rest_blank = pieces[i + 1..]
+                    .iter()
+                    .all(|p| crate::js::trim(p).is_empty());
                 out.malformed = Some(Malformed {
                     line: line_no,
                     why: format!("not JSON: {e}"),
@@ -283,8 +262,8 @@ pub fn is_primary_transcript_name(name: &str) -> bool {
 pub fn archive_name(archive_key: &str, base_name: &str, ms: i64) -> String {
     format!(
         "{}.{}.imported-{ms}",
-        archive_slug(archive_key, 120, "session"),
-        archive_slug(base_name, 160, "artifact")
+        crate::migrate::import::archive::slug(archive_key, 120, "session"),
+        crate::migrate::import::archive::slug(base_name, 160, "artifact")
     )
 }
 
@@ -292,30 +271,9 @@ pub fn archive_name(archive_key: &str, base_name: &str, ms: i64) -> String {
 pub fn archive_name_pattern(archive_key: &str, base_name: &str) -> String {
     format!(
         "{}.{}.imported-<ms>",
-        archive_slug(archive_key, 120, "session"),
-        archive_slug(base_name, 160, "artifact")
+        crate::migrate::import::archive::slug(archive_key, 120, "session"),
+        crate::migrate::import::archive::slug(base_name, 160, "artifact")
     )
-}
-
-fn archive_slug(s: &str, max: usize, empty: &str) -> String {
-    let mut out = String::new();
-    let mut in_run = false;
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-            out.push(c);
-            in_run = false;
-        } else if !in_run {
-            out.push('_');
-            in_run = true;
-        }
-    }
-    // JS `slice(0, n)` counts UTF-16 units; the slug is ASCII by now.
-    out.truncate(max);
-    if out.is_empty() {
-        empty.to_string()
-    } else {
-        out
-    }
 }
 
 #[cfg(test)]
