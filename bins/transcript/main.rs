@@ -917,7 +917,8 @@ fn repair_cmd(
             t.push_str(&text_line(&format!(
                 "{}: no changes{}",
                 r.path,
-                r.skipped_reason
+                r.report
+                    .skipped_reason
                     .as_ref()
                     .map(|x| format!(" ({x})"))
                     .unwrap_or_default()
@@ -1006,15 +1007,18 @@ fn append_cmd(
     let o = transcript_ops::append::append(ctx, arg, message, dedupe, dry_run, &mut warning)
         .or_fail()?;
     print_doc(mode, &o, || {
-        text_line(&if o.appended {
+        text_line(&if o.outcome.appended {
             format!(
                 "{} {} to {}",
                 if dry_run { "would append" } else { "appended" },
-                o.message_id,
+                o.outcome.message_id,
                 o.path
             )
         } else {
-            format!("already present: {} (same idempotencyKey)", o.message_id)
+            format!(
+                "already present: {} (same idempotencyKey)",
+                o.outcome.message_id
+            )
         })
     })
 }

@@ -9,22 +9,6 @@ use serde_json::{Map, Value};
 
 use crate::js;
 
-/// `tool_result_id` of the repair pass: the first non-blank of the id keys, trimmed.
-fn repair_result_id(m: &Map<String, Value>) -> Option<&str> {
-    [
-        "toolCallId",
-        "toolUseId",
-        "tool_call_id",
-        "tool_use_id",
-        "callId",
-        "call_id",
-    ]
-    .iter()
-    .filter_map(|k| m.get(*k).and_then(Value::as_str))
-    .map(js::trim)
-    .find(|s| !s.is_empty())
-}
-
 /// What the repair pass's step 7 (synthetic results for unanswered tool calls) reads of one
 /// `message` row whose message is an object (load-normalised).
 #[derive(Debug, Default, PartialEq)]
@@ -88,7 +72,7 @@ impl<'a> RepairView<'a> {
             s("provider"),
             s("model"),
             s("stopReason"),
-            repair_result_id(m).map(Cow::Borrowed),
+            crate::transcript::repair::result_id_in(m).map(Cow::Borrowed),
             || crate::transcript::repair::tool_calls_in(m),
         )
     }

@@ -494,7 +494,8 @@ pub struct AppendRequest<'a> {
 }
 
 /// What an append did (or would do).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AppendOutcome {
     /// The new row's id, or the existing one for a duplicate.
     pub message_id: String,

@@ -54,19 +54,9 @@ impl CheckReport {
 
 #[cfg(test)]
 fn tool_result_id(m: &Value) -> Option<String> {
-    [
-        "toolCallId",
-        "toolUseId",
-        "tool_call_id",
-        "tool_use_id",
-        "callId",
-        "call_id",
-    ]
-    .iter()
-    .filter_map(|k| m.get(*k).and_then(Value::as_str))
-    .map(js::trim)
-    .find(|s| !s.is_empty())
-    .map(String::from)
+    m.as_object()
+        .and_then(super::repair::result_id_in)
+        .map(String::from)
 }
 
 // ---- the fast path: partial parses, borrowed strings, two threads ------------------------

@@ -21,7 +21,8 @@ pub const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
 pub const CORRUPTED_IMAGE_FALLBACK_TEXT: &str = "[image omitted: corrupted base64 payload]";
 
 /// What the repair pass found and did.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RepairReport {
     /// Lines dropped: not JSON, or `message` rows without a usable role.
     pub dropped_lines: usize,
@@ -348,7 +349,10 @@ fn repair_lines(lines: &[(usize, String)], report: &mut RepairReport) -> Vec<Val
     out
 }
 
-fn tool_result_id(m: &Value) -> Option<String> {
+/// The tool-result id of a message object: the first non-blank of the id keys the
+/// gateway accepts, trimmed (`toolCallId`, `toolUseId`, `tool_call_id`, `tool_use_id`,
+/// `callId`, `call_id`).
+pub(crate) fn result_id_in(m: &Map<String, Value>) -> Option<&str> {
     [
         "toolCallId",
         "toolUseId",
@@ -361,7 +365,10 @@ fn tool_result_id(m: &Value) -> Option<String> {
     .filter_map(|k| m.get(*k).and_then(Value::as_str))
     .map(js::trim)
     .find(|s| !s.is_empty())
-    .map(String::from)
+}
+
+fn tool_result_id(m: &Value) -> Option<String> {
+    m.as_object().and_then(result_id_in).map(String::from)
 }
 
 /// `extractToolCallsFromAssistant`: (id, name) of `toolCall`/`toolUse`/`functionCall` blocks.

@@ -19,18 +19,9 @@ pub struct AppendResult {
     pub path: String,
     /// Whether nothing was written.
     pub dry_run: bool,
-    /// The new row's id, or the existing one for a duplicate.
-    pub message_id: String,
-    /// Whether a row was appended.
-    pub appended: bool,
-    /// Whether a header was written first.
-    pub header_created: bool,
-    /// Whether a linear file was rewritten to parent-linked form first.
-    pub upgraded_linear: bool,
-    /// Whether a `\n` was written first to end a torn line.
-    pub newline_repaired: bool,
-    /// The row as written.
-    pub entry: Option<Value>,
+    /// What the appender did.
+    #[serde(flatten)]
+    pub outcome: append::AppendOutcome,
 }
 
 /// The message `--role ROLE --text TEXT` appends: one text block, now; an assistant
@@ -72,11 +63,6 @@ pub fn append(
     Ok(AppendResult {
         path: s.path.to_string_lossy().into_owned(),
         dry_run,
-        message_id: o.message_id,
-        appended: o.appended,
-        header_created: o.header_created,
-        upgraded_linear: o.upgraded_linear,
-        newline_repaired: o.newline_repaired,
-        entry: o.entry,
+        outcome: o,
     })
 }

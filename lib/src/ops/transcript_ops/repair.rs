@@ -25,20 +25,9 @@ pub struct RepairResult {
     pub header_recovered: bool,
     /// Where the original was kept.
     pub corrupt_copy: Option<String>,
-    /// Lines dropped: not JSON, or `message` rows without a usable role.
-    pub dropped_lines: usize,
-    /// Their line numbers.
-    pub dropped_line_numbers: Vec<usize>,
-    /// Empty error assistants given the fallback text.
-    pub rewritten_assistant_messages: usize,
-    /// Blank user messages rewritten.
-    pub rewritten_user_messages: usize,
-    /// Corrupted image blocks replaced.
-    pub removed_corrupted_image_blocks: usize,
-    /// Synthetic tool results inserted.
-    pub inserted_tool_results: usize,
-    /// Why the gateway would write nothing.
-    pub skipped_reason: Option<String>,
+    /// What the repair pass found and did.
+    #[serde(flatten)]
+    pub report: repair::RepairReport,
     /// Whether the repair pass itself changed anything (not counting header recovery).
     #[serde(skip)]
     pub repaired: bool,
@@ -97,13 +86,7 @@ pub fn repair(
             corrupt_copy,
             repaired: r.changed(),
             summary: r.summary(),
-            dropped_lines: r.dropped_lines,
-            dropped_line_numbers: r.dropped_line_numbers,
-            rewritten_assistant_messages: r.rewritten_assistant_messages,
-            rewritten_user_messages: r.rewritten_user_messages,
-            removed_corrupted_image_blocks: r.removed_corrupted_image_blocks,
-            inserted_tool_results: r.inserted_tool_results,
-            skipped_reason: r.skipped_reason,
+            report: r,
         };
         let change = match bytes {
             Some(bytes) => Change::Replace {
