@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::events::{decode_event, for_each_stored, StoredEvent};
 use super::{AgentDb, AgentDbError};
+use crate::fs::data_file::DataPath;
 use crate::report::finding::{Finding, Severity};
 
 /// What to check.
@@ -321,17 +322,18 @@ pub fn check_db(
             .iter()
             .map(|(k, s, ..)| (k.clone(), s.clone()))
             .collect();
-        for (key, sid, jsonl) in legacy_jsonl_beside(&keys, dir) {
+        for (key, sid, dp) in legacy_jsonl_beside(&keys, dir) {
             if only.is_some_and(|o| o != sid) {
                 continue;
             }
-            let absent = history_absent_from_db(&db, &sid, &jsonl);
+            let absent = history_absent_from_db(&db, &sid, &dp);
+            let jsonl = dp.path();
             let held = match absent {
                 Some(0) => "all of its entries are in the database".to_string(),
                 Some(n) => format!("it holds {n} entr(ies) absent from the database: export them first (`claw-transcript cat {}`)", jsonl.display()),
                 None => "it cannot be read".to_string(),
             };
-            out.push(finding(&jsonl, Severity::Error, "active_sqlite_transcript_jsonl", format!(
+            out.push(finding(jsonl, Severity::Error, "active_sqlite_transcript_jsonl", format!(
                 "session {key:?}: a legacy JSONL beside its DB-backed transcript, which halts `openclaw doctor`'s migration ({held}); `claw-migrate finish --apply` imports what is missing and archives it as 9.6 does, or move it aside: `mv {} {}.bak`",
                 jsonl.display(), jsonl.display()
             )));
@@ -356,24 +358,21 @@ pub fn check_db(
 pub fn legacy_jsonl_beside(
     sessions: &[(String, String)],
     sessions_dir: &Path,
-) -> Vec<(String, String, PathBuf)> {
+) -> Vec<(String, String, DataPath)> {
     sessions
         .iter()
         .filter_map(|(key, sid)| {
-            let jsonl = sessions_dir.join(format!("{sid}.jsonl"));
-            jsonl
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_file())
-                .then(|| (key.clone(), sid.clone(), jsonl))
+            // A session id is data: one that is not a plain file name names nothing here.
+            let jsonl = DataPath::beneath(sessions_dir, Path::new(&format!("{sid}.jsonl"))).ok()?;
+            jsonl.is_file().then(|| (key.clone(), sid.clone(), jsonl))
         })
         .collect()
 }
 
 /// Whether some entry ids of the JSONL at `jsonl` are not in the database's transcript
 /// of `sid`: `Some(count)`, `None` when the file cannot be read.
-fn history_absent_from_db(db: &AgentDb, sid: &str, jsonl: &Path) -> Option<usize> {
-    let dp = crate::fs::data_file::DataPath::given(jsonl);
-    let text = dp.read_small(1 << 30, "a legacy transcript").ok()?;
+fn history_absent_from_db(db: &AgentDb, sid: &str, jsonl: &DataPath) -> Option<usize> {
+    let text = jsonl.read_small(1 << 30, "a legacy transcript").ok()?;
     let mut ids: HashSet<String> = HashSet::new();
     let _ = for_each_stored(db, sid, |ev| {
         if let Ok(line) = decode_event(&ev) {
@@ -482,5 +481,26 @@ pub fn check_or_report(
             )],
             0,
         ),
+    }
+}
+
+#[cfg(test)]
+mod legacy_beside_tests {
+    use super::legacy_jsonl_beside;
+
+    #[test]
+    fn a_session_id_that_leaves_the_sessions_dir_names_no_leftover() {
+        let d = tempfile::tempdir().unwrap();
+        let sessions = d.path().join("sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        std::fs::write(d.path().join("outside.jsonl"), b"{}\n").unwrap();
+        std::fs::write(sessions.join("inside.jsonl"), b"{}\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside.jsonl"), sessions.join("link.jsonl"))
+            .unwrap();
+        let ids = |s: &str| ("agent:main:".to_string() + s, s.to_string());
+        let found =
+            legacy_jsonl_beside(&[ids("../outside"), ids("inside"), ids("link")], &sessions);
+        let names: Vec<_> = found.iter().map(|(_, sid, _)| sid.as_str()).collect();
+        assert_eq!(names, ["inside"]);
     }
 }

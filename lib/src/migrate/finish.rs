@@ -250,9 +250,9 @@ pub fn leftovers(
     let agent_dir = sessions_dir.parent().unwrap_or(sessions_dir);
     let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
     let mut out = Vec::new();
-    for (key, sid, path) in agent_db::check::legacy_jsonl_beside(&snap.sessions(), sessions_dir) {
-        let bytes =
-            DataPath::given(&path).read_small(plan::MAX_TRANSCRIPT_BYTES, "a legacy transcript")?;
+    for (key, sid, dp) in agent_db::check::legacy_jsonl_beside(&snap.sessions(), sessions_dir) {
+        let bytes = dp.read_small(plan::MAX_TRANSCRIPT_BYTES, "a legacy transcript")?;
+        let path = dp.path().to_path_buf();
         let read = legacy_jsonl::read(&bytes);
         let db_lines = events::lines(&db, &sid)?;
         let db_values: Vec<Value> = db_lines

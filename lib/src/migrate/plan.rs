@@ -641,9 +641,9 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
     view.unreferenced_jsonl_files.sort();
 
     // Legacy JSONL beside DB-backed sessions (`active_sqlite_transcript_jsonl`).
-    for (key, sid, path) in
-        agent_db::check::legacy_jsonl_beside(&snapshot.sessions(), &sessions_dir)
+    for (key, sid, dp) in agent_db::check::legacy_jsonl_beside(&snapshot.sessions(), &sessions_dir)
     {
+        let path = dp.path().to_path_buf();
         let i = DoctorIssue::new(
             "active_sqlite_transcript_jsonl",
             Some(&key),
