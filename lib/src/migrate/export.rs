@@ -439,7 +439,7 @@ pub fn export_agent(
             Some(Value::Object(a)) => Some(a),
             _ => None,
         };
-        let (legacy, source) = entry::legacy_entry(e, archived, file_text.as_deref());
+        let (legacy, source) = entry::legacy_entry(key, e, archived, file_text.as_deref());
         store.insert(key.clone(), Value::Object(legacy));
         sessions.push(SessionExport {
             key: key.clone(),

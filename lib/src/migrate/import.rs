@@ -115,14 +115,14 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
     let mut sessions = Vec::new();
     let mut deps = Vec::new();
     for s in &legacy.sessions {
-        let Some(rewritten) = crate::migrate::rows::rewrite_entry(&s.entry) else {
-            return Err(ImportError::Malformed {
-                path: sessions_dir.join("sessions.json"),
-                what: format!(
-                    "entry {}: a shape this import does not reproduce exactly yet (route, pending delivery, archive or notice fields); use openclaw doctor for this agent",
-                    s.key
-                ),
-            });
+        let rewritten = match crate::migrate::rows::rewrite_entry(&s.key, &s.entry) {
+            Ok(e) => e,
+            Err(why) => {
+                return Err(ImportError::Malformed {
+                    path: sessions_dir.join("sessions.json"),
+                    what: format!("entry {}: {why}", s.key),
+                })
+            }
         };
         let (line_count, mtime) = match &s.transcript {
             Some(t) => (t.line_count, t.file.mtime_ms()),

@@ -636,130 +636,18 @@ pub fn event_payload(
 
 // ---- store entries ----------------------------------------------------------------------
 
-/// Fields 9.6 drops from a stored entry (`projectCanonicalSessionEntryShape`) that carry
-/// no value it folds elsewhere.
-const RETIRED_ENTRY_FIELDS: &[&str] = &[
-    "sessionFile",
-    "transcriptPath",
-    "pendingFinalDeliveryLastAttemptAt",
-    "pendingFinalDeliveryAttemptCount",
-    "pendingFinalDeliveryLastError",
-    "memoryFlushAt",
-    "memoryFlushContextHash",
-    "memoryFlushLastFailedAt",
-    "memoryFlushLastFailureError",
-    "owner",
-    "participants",
-    "participantCount",
-];
+pub mod entry;
 
-/// The legacy fields whose presence means the entry has a delivery to fold.
-const LEGACY_DELIVERY_FIELDS: &[&str] = &[
-    "route",
-    "deliveryContext",
-    "origin",
-    "channel",
-    "lastChannel",
-    "lastTo",
-    "lastAccountId",
-    "lastThreadId",
-];
-
-fn nonblank(v: Option<&Value>) -> Option<String> {
-    trimmed_string(v)
-}
-
-/// A legacy store entry as 9.6 stores it in `session_nodes.entry_json`: `sessionFile`
-/// and the retired fields gone, and `delivery` set (`{"kind":"none"}` when nothing routes
-/// it; the legacy `origin`/`lastChannel`/`lastTo`/`lastAccountId`/`lastThreadId`/
-/// `channel` folded into an `external` delivery). Entries with shapes this does not know
-/// (a `route`, a `deliveryContext`, pending deliveries) come back as `None`: the caller
-/// must not guess.
-pub fn rewrite_entry(entry: &Map<String, Value>) -> Option<Map<String, Value>> {
-    const UNKNOWN_SHAPES: &[&str] = &[
-        "route",
-        "deliveryContext",
-        "pendingFinalDelivery",
-        "pendingFinalDeliveryText",
-        "pendingFinalDeliveryCreatedAt",
-        "pendingFinalDeliveryContext",
-        "pendingFinalDeliveryIntentId",
-        "pendingDeliveryNotice",
-        "pendingTranscriptRepair",
-        "fallbackNotice",
-        "fallbackNoticeSelectedModel",
-        "fallbackNoticeActiveModel",
-        "fallbackNoticeReason",
-        "memoryFlush",
-        "memoryFlushCompactionCount",
-        "memoryFlushFailureCount",
-        "icon",
-        "color",
-        "archivedAt",
-        "archiveReason",
-        "archivedBy",
-        "delivery",
-    ];
-    if UNKNOWN_SHAPES.iter().any(|k| entry.contains_key(*k)) {
-        return None;
-    }
-    if !matches!(entry.get("updatedAt"), Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0))
-    {
-        return None;
-    }
-    let mut out = Map::new();
-    for (k, v) in entry {
-        if RETIRED_ENTRY_FIELDS.contains(&k.as_str())
-            || LEGACY_DELIVERY_FIELDS.contains(&k.as_str())
-        {
-            continue;
-        }
-        if k == "skillsSnapshot" {
-            // 9.6's stripRuntimeOnlySessionSkillsFields: the resolved catalog is runtime-only.
-            if let Value::Object(snap) = v {
-                let mut snap = snap.clone();
-                snap.remove("resolvedSkills");
-                out.insert(k.clone(), Value::Object(snap));
-                continue;
-            }
-        }
-        out.insert(k.clone(), v.clone());
-    }
-    let has_legacy = LEGACY_DELIVERY_FIELDS
-        .iter()
-        .any(|k| entry.contains_key(*k));
-    if !has_legacy {
-        out.insert("delivery".into(), serde_json::json!({"kind": "none"}));
-        return Some(out);
-    }
-    // The common 2026.7 shape: an origin and/or lastChannel/lastTo of one channel.
-    let origin = entry.get("origin").and_then(Value::as_object);
-    let channel = nonblank(entry.get("lastChannel"))
-        .or_else(|| nonblank(entry.get("channel")))
-        .or_else(|| origin.and_then(|o| nonblank(o.get("provider"))))?;
-    let to =
-        nonblank(entry.get("lastTo")).or_else(|| origin.and_then(|o| nonblank(o.get("to"))))?;
-    if entry.contains_key("lastAccountId") || entry.contains_key("lastThreadId") {
-        return None;
-    }
-    if origin.is_some_and(|o| o.keys().any(|k| k != "provider" && k != "to")) {
-        return None;
-    }
-    let mut delivery = Map::new();
-    delivery.insert("kind".into(), "external".into());
-    delivery.insert(
-        "route".into(),
-        serde_json::json!({"channel": channel, "target": {"to": to}}),
-    );
-    delivery.insert(
-        "context".into(),
-        serde_json::json!({"channel": channel, "to": to}),
-    );
-    if let Some(o) = entry.get("origin") {
-        delivery.insert("origin".into(), o.clone());
-    }
-    out.insert("delivery".into(), Value::Object(delivery));
-    Some(out)
+/// A legacy store entry of `key` as 9.6 stores it in `session_nodes.entry_json`:
+/// `sessionFile` and the retired fields gone, the legacy delivery fields folded into
+/// `delivery`, the legacy pending-delivery, notice and flush fields into their objects
+/// (see [`entry`]). An error names the field whose value this import cannot reproduce
+/// exactly: the caller must not guess.
+pub fn rewrite_entry(
+    key: &str,
+    entry: &Map<String, Value>,
+) -> Result<Map<String, Value>, entry::Unsupported> {
+    entry::rewrite(key, entry)
 }
 
 #[cfg(test)]
@@ -813,7 +701,7 @@ mod tests {
     fn entries_get_their_delivery_folded() {
         let e = json!({"sessionId":"s","updatedAt":5,"sessionFile":"/x/s.jsonl","origin":{"provider":"telegram","to":"1"},
             "lastChannel":"telegram","lastTo":"1","chatType":"direct"});
-        let out = rewrite_entry(e.as_object().unwrap()).unwrap();
+        let out = rewrite_entry("k", e.as_object().unwrap()).unwrap();
         assert_eq!(
             Value::Object(out),
             json!({"sessionId":"s","updatedAt":5,"chatType":"direct","delivery":{"kind":"external",
@@ -822,7 +710,7 @@ mod tests {
         );
         let plain = json!({"sessionId":"s","updatedAt":5});
         assert_eq!(
-            rewrite_entry(plain.as_object().unwrap()).unwrap()["delivery"],
+            rewrite_entry("k", plain.as_object().unwrap()).unwrap()["delivery"],
             json!({"kind":"none"})
         );
     }

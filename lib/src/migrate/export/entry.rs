@@ -8,16 +8,19 @@
 //! per entry ([`EntrySource`]):
 //!
 //! - **archived**: the import archive's legacy store has the key with the same
-//!   `sessionId`, and it still says what the database says (equal once both lose the
-//!   fields the import rewrites, and the delivery target the same): that entry is written
+//!   `sessionId`, and it still says what the database says (the import's rewrite of it,
+//!   `migrate::rows::rewrite_entry`, gives the database entry byte for byte): that entry is written
 //!   as it was, key order and retired fields included, with `sessionFile` pointing at the
 //!   exported transcript.
 //! - **unfolded**: otherwise (a session created or changed after the migration),
 //!   `delivery` is replaced in place by the fields 9.6's own compatibility projection
-//!   (`projectSessionDeliveryFields`) gives, in its order, which 2026.7 reads (`none` and
-//!   `internal` become no field at all), and `sessionFile` goes after `updatedAt`.
+//!   (`projectSessionDeliveryFields`) gives, in its order, which 2026.7 reads (`none`
+//!   becomes no field at all, `internal` 2026.7's `lastChannel: "webchat"`), and
+//!   `sessionFile` goes after `updatedAt`.
 
 use serde_json::{Map, Value};
+
+use crate::js::jsjson;
 
 /// Where an exported entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,8 +122,21 @@ fn folded_target(m: &Map<String, Value>) -> (Option<&str>, Option<&str>) {
     }
 }
 
-/// Whether the archived legacy entry still says what the database entry says.
-pub fn archived_matches(legacy: &Map<String, Value>, db: &Map<String, Value>) -> bool {
+/// Whether the archived legacy entry of `key` still says what the database entry says:
+/// the import's own rewrite of it gives the database entry, key order included; for an
+/// entry that rewrite does not reproduce (the database came from 9.6's doctor), equal once
+/// both lose the fields the import rewrites, and the delivery target the same.
+pub fn archived_matches(key: &str, legacy: &Map<String, Value>, db: &Map<String, Value>) -> bool {
+    match crate::migrate::rows::rewrite_entry(key, legacy) {
+        Ok(rewritten) => {
+            jsjson::to_string_compact(&Value::Object(rewritten))
+                == jsjson::to_string_compact(&Value::Object(db.clone()))
+        }
+        Err(_) => loosely_matches(legacy, db),
+    }
+}
+
+fn loosely_matches(legacy: &Map<String, Value>, db: &Map<String, Value>) -> bool {
     legacy.get("sessionId") == db.get("sessionId")
         && without_rewritten(legacy) == without_rewritten(db)
         && {
@@ -136,10 +152,14 @@ pub fn archived_matches(legacy: &Map<String, Value>, db: &Map<String, Value>) ->
 }
 
 /// The legacy fields of a folded `delivery`, in the order of 9.6's
-/// `projectSessionDeliveryFields` (absent values left out).
+/// `projectSessionDeliveryFields` (absent values left out). An `internal` delivery, for
+/// which 9.6 projects nothing, becomes `lastChannel: "webchat"` (2026.7's internal
+/// channel), which the import folds back to `internal`.
 pub fn unfold_delivery(delivery: &Value) -> Vec<(&'static str, Value)> {
-    if str_at(Some(delivery), &["kind"]) != Some("external") {
-        return Vec::new();
+    match str_at(Some(delivery), &["kind"]) {
+        Some("external") => {}
+        Some("internal") => return vec![("lastChannel", Value::from("webchat"))],
+        _ => return Vec::new(),
     }
     let context = delivery.get("context");
     let field = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
@@ -187,11 +207,12 @@ fn with_session_file(entry: &Map<String, Value>, session_file: &str) -> Map<Stri
 /// absolute path of the exported transcript (`None`: the session has none, and the
 /// entry gets no `sessionFile`).
 pub fn legacy_entry(
+    key: &str,
     db: &Map<String, Value>,
     archived: Option<&Map<String, Value>>,
     session_file: Option<&str>,
 ) -> (Map<String, Value>, EntrySource) {
-    if let Some(a) = archived.filter(|a| archived_matches(a, db)) {
+    if let Some(a) = archived.filter(|a| archived_matches(key, a, db)) {
         let out = match session_file {
             Some(f) => with_session_file(a, f),
             None => a.clone(),
@@ -236,7 +257,7 @@ mod tests {
             json!({"sessionId":"s","updatedAt":1,"chatType":"direct","totalTokens":3,
             "delivery":{"kind":"external","route":{"channel":"telegram","target":{"to":"120"}},"context":{"channel":"telegram","to":"120"},"origin":{"provider":"telegram","to":"120"}}}),
         );
-        let (e, src) = legacy_entry(&db, Some(&legacy), Some("/new/s.jsonl"));
+        let (e, src) = legacy_entry("k", &db, Some(&legacy), Some("/new/s.jsonl"));
         assert_eq!(src, EntrySource::Archived);
         let keys: Vec<&String> = e.keys().collect();
         let lkeys: Vec<&String> = legacy.keys().collect();
@@ -245,7 +266,7 @@ mod tests {
         // Changed after the migration: unfolded.
         let mut later = db.clone();
         later.insert("updatedAt".into(), json!(2));
-        let (e, src) = legacy_entry(&later, Some(&legacy), Some("/new/s.jsonl"));
+        let (e, src) = legacy_entry("k", &later, Some(&legacy), Some("/new/s.jsonl"));
         assert_eq!(src, EntrySource::Unfolded);
         let keys: Vec<&str> = e.keys().map(String::as_str).collect();
         assert_eq!(
@@ -271,11 +292,19 @@ mod tests {
     fn none_delivery_unfolds_to_nothing() {
         let db = obj(json!({"sessionId":"s","updatedAt":1,"delivery":{"kind":"none"}}));
         let legacy = obj(json!({"sessionId":"s","updatedAt":1,"sessionFile":"/x"}));
-        assert!(archived_matches(&legacy, &db));
-        let (e, src) = legacy_entry(&db, None, None);
+        assert!(archived_matches("k", &legacy, &db));
+        let (e, src) = legacy_entry("k", &db, None, None);
         assert_eq!(src, EntrySource::Unfolded);
         assert_eq!(Value::Object(e), json!({"sessionId":"s","updatedAt":1}));
         let other = obj(json!({"sessionId":"t","updatedAt":1}));
-        assert!(!archived_matches(&other, &db));
+        assert!(!archived_matches("k", &other, &db));
+        // internal: back as webchat, which folds to internal again.
+        let db = obj(json!({"sessionId":"s","updatedAt":1,"delivery":{"kind":"internal"}}));
+        let (e, _) = legacy_entry("k", &db, None, None);
+        assert_eq!(
+            Value::Object(e.clone()),
+            json!({"sessionId":"s","updatedAt":1,"lastChannel":"webchat"})
+        );
+        assert_eq!(crate::migrate::rows::rewrite_entry("k", &e).unwrap(), db);
     }
 }

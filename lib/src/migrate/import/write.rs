@@ -97,8 +97,8 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
     conn.prepare_cached(
         "INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status, parent_session_key, spawned_by, label, display_name, archived_at, \
          created_at, created_via, created_actor_type, created_actor_id, project_id, fork_source_session_key, fork_source_session_id, fork_source_entry_id, \
-         category, pinned_at, last_read_at, last_interaction_at, last_activity_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+         category, pinned_at, last_read_at, last_interaction_at, last_activity_at, icon) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
     )?
     .execute(params![
         s.key,
@@ -124,6 +124,7 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         num("lastReadAt"),
         num("lastInteractionAt"),
         num("lastActivityAt"),
+        text(e.get("icon")),
     ])?;
     let conv = conversation(e);
     if let Some(c) = &conv {
