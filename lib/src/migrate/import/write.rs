@@ -51,27 +51,145 @@ fn int(v: Option<&Value>) -> Option<i64> {
     v?.as_f64().filter(|f| f.is_finite()).map(|f| f as i64)
 }
 
-/// The external delivery's conversation: (id, channel, account, kind, peer, target).
-fn conversation(entry: &Map<String, Value>) -> Option<[String; 6]> {
+/// The transport address of an external delivery (a `conversations` row), as 9.6's
+/// `conversationIdentityFromSessionEntry` derives it from the entry.
+struct Conversation {
+    id: String,
+    channel: String,
+    account: String,
+    kind: &'static str,
+    peer: String,
+    target: String,
+    thread: Option<String>,
+    native_channel_id: Option<String>,
+    native_direct_user_id: Option<String>,
+    label: Option<String>,
+}
+
+/// `normalizeChatType`: `direct` (or `dm`), `group`, `channel`.
+fn chat_kind(v: Option<&Value>) -> Option<&'static str> {
+    match crate::js::to_lower_case(crate::js::trim(v?.as_str()?)).as_str() {
+        "direct" | "dm" => Some("direct"),
+        "group" => Some("group"),
+        "channel" => Some("channel"),
+        _ => None,
+    }
+}
+
+/// `normalizeThreadId` of the conversation store: a finite number as text, or a string.
+fn thread_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Number(n) => Some(crate::js::jsjson::to_string_compact(&Value::Number(
+            n.clone(),
+        ))),
+        other => text(Some(other)),
+    }
+}
+
+fn account_or_default(v: Option<&Value>) -> String {
+    v.and_then(Value::as_str)
+        .and_then(|a| crate::migrate::rows::entry::account_id(a))
+        .unwrap_or_else(|| "default".into())
+}
+
+/// `normalizeConversationPeerId`: without the channel prefix and a kind prefix.
+fn peer_id(channel: &str, value: &str) -> String {
+    let mut v = crate::js::trim(value);
+    let prefix = format!("{}:", crate::js::to_lower_case(crate::js::trim(channel)));
+    if v.get(..prefix.len())
+        .is_some_and(|p| crate::js::to_lower_case(p) == prefix)
+    {
+        v = crate::js::trim(&v[prefix.len()..]);
+    }
+    for kind in [
+        "user",
+        "channel",
+        "group",
+        "conversation",
+        "room",
+        "dm",
+        "thread",
+    ] {
+        let n = kind.len() + 1;
+        if v.get(..n)
+            .is_some_and(|p| p[..kind.len()].eq_ignore_ascii_case(kind) && p.ends_with(':'))
+        {
+            v = &v[n..];
+            break;
+        }
+    }
+    crate::js::trim(v).to_string()
+}
+
+fn conversation(entry: &Map<String, Value>) -> Option<Conversation> {
     let d = entry.get("delivery")?.as_object()?;
     if d.get("kind")?.as_str()? != "external" {
         return None;
     }
-    let route = d.get("route")?.as_object()?;
-    let channel = text(route.get("channel"))?;
-    let to = text(route.get("target")?.as_object()?.get("to"))?;
-    let kind = entry.get("chatType")?.as_str()?;
-    if !matches!(kind, "direct" | "group" | "channel") {
+    let ctx = d.get("context").and_then(Value::as_object);
+    let origin = d.get("origin").and_then(Value::as_object);
+    let c = |k: &str| ctx.and_then(|c| c.get(k));
+    let o = |k: &str| origin.and_then(|o| o.get(k));
+    let kind = chat_kind(entry.get("chatType")).unwrap_or("direct");
+    let route_target = text(c("to"));
+    let target = route_target
+        .clone()
+        .or_else(|| (kind == "direct").then(|| text(o("from"))).flatten())?;
+    let owns = route_target.is_some();
+    let channel = if owns {
+        text(c("channel"))
+    } else {
+        text(o("provider"))
+    }?;
+    let channel = crate::js::to_lower_case(&channel);
+    // resolvePairedOriginPeerId: a direct chat's peer is the origin's sender when the
+    // origin is the same route.
+    let paired = route_target.as_ref().and_then(|to| {
+        let from = text(o("from"))?;
+        let same = kind == "direct"
+            && text(o("to")).as_ref() == Some(to)
+            && text(o("provider")).map(|p| crate::js::to_lower_case(&p))
+                == text(c("channel")).map(|p| crate::js::to_lower_case(&p))
+            && text(o("provider")).is_some()
+            && chat_kind(o("chatType")) == Some(kind)
+            && account_or_default(o("accountId")) == account_or_default(c("accountId"))
+            && thread_text(o("threadId")) == thread_text(c("threadId"));
+        same.then_some(from)
+    });
+    let peer = peer_id(&channel, paired.as_deref().unwrap_or(&target));
+    if peer.is_empty() {
         return None;
     }
-    let account = "default".to_string();
-    let peer = to.clone();
-    let hash_input = serde_json::json!([channel, account, kind, peer, "", ""]).to_string();
+    let account = account_or_default(if owns { c("accountId") } else { o("accountId") });
+    let thread = thread_text(if owns { c("threadId") } else { o("threadId") });
+    let hash_input = crate::js::jsjson::to_string_compact(&serde_json::json!([
+        channel,
+        account,
+        kind,
+        peer,
+        "",
+        thread.clone().unwrap_or_default()
+    ]));
     let id = format!(
         "conv_{}",
         &hex(&Sha256::digest(hash_input.as_bytes()))[..32]
     );
-    Some([id, channel, account, kind.to_string(), peer, to])
+    let label = match entry.get("displayName") {
+        None | Some(Value::Null) => entry.get("label"),
+        v => v,
+    };
+    Some(Conversation {
+        id,
+        channel,
+        account,
+        kind,
+        peer,
+        target,
+        thread,
+        native_channel_id: text(o("nativeChannelId")),
+        native_direct_user_id: text(o("nativeDirectUserId")),
+        label: text(label),
+    })
 }
 
 /// Writes one session's rows; the caller holds the transaction.
@@ -129,9 +247,24 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
     let conv = conversation(e);
     if let Some(c) = &conv {
         conn.prepare_cached(
-            "INSERT INTO conversations (conversation_id, channel, account_id, kind, peer_id, delivery_target, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) ON CONFLICT(conversation_id) DO UPDATE SET updated_at = excluded.updated_at",
+            "INSERT INTO conversations (conversation_id, channel, account_id, kind, peer_id, delivery_target, thread_id, native_channel_id, native_direct_user_id, label, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) ON CONFLICT(conversation_id) DO UPDATE SET channel = excluded.channel, account_id = excluded.account_id, \
+             kind = excluded.kind, peer_id = excluded.peer_id, delivery_target = excluded.delivery_target, parent_conversation_id = NULL, thread_id = excluded.thread_id, \
+             native_channel_id = excluded.native_channel_id, native_direct_user_id = excluded.native_direct_user_id, label = excluded.label, metadata_json = NULL, updated_at = excluded.updated_at",
         )?
-        .execute(params![c[0], c[1], c[2], c[3], c[4], c[5], updated_at])?;
+        .execute(params![
+            c.id,
+            c.channel,
+            c.account,
+            c.kind,
+            c.peer,
+            c.target,
+            c.thread,
+            c.native_channel_id,
+            c.native_direct_user_id,
+            c.label,
+            updated_at
+        ])?;
     }
     let chat_type = e
         .get("chatType")
@@ -143,7 +276,22 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         Some(t @ ("group" | "channel")) => t,
         _ => "conversation",
     };
-    let channel = conv.as_ref().map(|c| c[1].clone());
+    // The window's channel and account: the external delivery's (sessionDeliveryChannel).
+    let delivery = e
+        .get("delivery")
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("external"));
+    let channel = delivery.and_then(|d| {
+        text(d.get("context").and_then(|c| c.get("channel")))
+            .or_else(|| text(d.get("origin").and_then(|o| o.get("provider"))))
+    });
+    let account_id = delivery.and_then(|d| text(d.get("context").and_then(|c| c.get("accountId"))));
+    let role = |c: &Conversation| {
+        if scope == "shared-main" && c.kind == "direct" {
+            "participant"
+        } else {
+            "primary"
+        }
+    };
     // Events first (in memory), so the window's updated_at is known.
     let mut prepared = Vec::with_capacity(s.lines.len());
     let mut seen_ids = HashSet::new();
@@ -179,8 +327,8 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
     conn.prepare_cached(
         "INSERT INTO session_windows (session_id, session_key, previous_session_id, session_scope, created_at, updated_at, transcript_updated_at, transcript_observed_at, \
          session_entry_provenance, acp_owned, plugin_owner_id, hook_external_content_source, started_at, ended_at, status, chat_type, channel, \
-         primary_conversation_id, model_provider, model, agent_harness_id, parent_session_key, spawned_by, display_name) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+         primary_conversation_id, model_provider, model, agent_harness_id, parent_session_key, spawned_by, display_name, account_id) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
     )?
     .execute(params![
         s.session_id,
@@ -199,7 +347,9 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         status(e.get("status")),
         chat_type,
         channel,
-        conv.as_ref().map(|c| c[0].clone()),
+        conv.as_ref()
+            .filter(|c| role(c) == "primary")
+            .map(|c| c.id.clone()),
         text(e.get("modelProvider")),
         text(e.get("model")),
         text(e.get("agentHarnessId")),
@@ -209,6 +359,7 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
             .or_else(|| text(e.get("label")))
             .or_else(|| text(e.get("subject")))
             .or_else(|| text(e.get("groupId"))),
+        account_id,
     ])?;
     if let Some(c) = &conv {
         conn.prepare_cached(
@@ -216,12 +367,8 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         )?
         .execute(params![
             s.session_id,
-            c[0],
-            if scope == "shared-main" && c[3] == "direct" {
-                "participant"
-            } else {
-                "primary"
-            },
+            c.id,
+            role(c),
             updated_at
         ])?;
     }

@@ -89,7 +89,7 @@ fn is_internal_channel(c: &str) -> bool {
 
 /// `normalizeOptionalAccountId`: trimmed, lower case; anything but `[a-z0-9_-]` becomes
 /// `-` runs, dashes trimmed, at most 64 characters.
-fn account_id(raw: &str) -> Option<String> {
+pub fn account_id(raw: &str) -> Option<String> {
     let trimmed = js::trim(raw);
     if trimmed.is_empty() {
         return None;
