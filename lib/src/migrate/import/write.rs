@@ -88,7 +88,7 @@ fn thread_text(v: Option<&Value>) -> Option<String> {
 
 fn account_or_default(v: Option<&Value>) -> String {
     v.and_then(Value::as_str)
-        .and_then(|a| crate::migrate::rows::entry::account_id(a))
+        .and_then(crate::migrate::rows::entry::account_id)
         .unwrap_or_else(|| "default".into())
 }
 
