@@ -488,3 +488,61 @@ fn apply_refuses_while_a_gateway_is_live() {
     );
     assert!(leftover.exists());
 }
+
+/// Moves `dir` elsewhere and leaves a symlink to it in its place.
+fn replace_dir_with_link(dir: &Path, elsewhere: &Path) {
+    std::fs::rename(dir, elsewhere).unwrap();
+    std::os::unix::fs::symlink(elsewhere, dir).unwrap();
+}
+
+#[test]
+fn a_runs_dir_that_is_a_symlink_is_not_followed() {
+    let Some(home) = imported_home() else { return };
+    let home = home.path();
+    let runs = home.join(".openclaw/session-sqlite-migration-runs");
+    let torn = runs.join("session-sqlite-1796154099999-deadbeef.json");
+    std::fs::write(&torn, b"{\"runId\":").unwrap();
+    let other = home.join("elsewhere-runs");
+    replace_dir_with_link(&runs, &other);
+    let before = tree_all(&other);
+    let o = claw("claw-migrate", home)
+        .args(["finish", "--apply", "--now", "1796200000000"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("session-sqlite-migration-runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(tree_all(&other), before, "nothing moved through the link");
+}
+
+#[test]
+fn an_import_archive_that_is_a_symlink_is_not_read() {
+    let Some(home) = imported_home() else { return };
+    let home = home.path();
+    let arch = agent_dir(home, "main").join("session-sqlite-import-archive");
+    std::fs::write(
+        arch.join("agent_main_lost.lost-1.jsonl.imported-1796154054300"),
+        "{\"type\":\"session\",\"version\":3,\"id\":\"lost-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n",
+    )
+    .unwrap();
+    replace_dir_with_link(&arch, &home.join("elsewhere-archive"));
+    let o = claw("claw-migrate", home)
+        .args(["finish", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("session-sqlite-import-archive"));
+}

@@ -343,10 +343,8 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
     };
     let snap = DbSnapshot::read(&db)?;
     let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
-    let archive_dir = sessions_dir
-        .parent()
-        .unwrap_or(sessions_dir)
-        .join(IMPORT_ARCHIVE_DIR);
+    let agent_dir = sessions_dir.parent().unwrap_or(sessions_dir);
+    let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
     let mut names: Vec<String> = std::fs::read_dir(&archive_dir)
         .into_iter()
         .flatten()
@@ -362,9 +360,10 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let path = archive_dir.join(&name);
-        let bytes = DataPath::given(&path)
-            .read_small(plan::MAX_TRANSCRIPT_BYTES, "an archived transcript")?;
+        // Below the agent's directory: an archive directory that is a link is not followed.
+        let dp = DataPath::beneath(agent_dir, &Path::new(IMPORT_ARCHIVE_DIR).join(&name))?;
+        let path = dp.path().to_path_buf();
+        let bytes = dp.read_small(plan::MAX_TRANSCRIPT_BYTES, "an archived transcript")?;
         let read = legacy_jsonl::read(&bytes);
         let Some(sid) = read.events.first().and_then(|e| {
             (e.value.get("type").and_then(Value::as_str) == Some("session"))
@@ -430,8 +429,10 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let path = dir.join(&name);
-        let bytes = DataPath::given(&path).read_small(64 << 20, "a migration run manifest")?;
+        // Below the state dir: a runs directory that is a link is not followed.
+        let dp = DataPath::beneath(state_dir, &Path::new(RUNS_DIR).join(&name))?;
+        let path = dp.path().to_path_buf();
+        let bytes = dp.read_small(64 << 20, "a migration run manifest")?;
         let parsed = std::str::from_utf8(&bytes)
             .ok()
             .and_then(|t| crate::js::jsjson::parse_value(t).ok())
@@ -558,6 +559,13 @@ pub fn archive_leftover(item: &mut FinishItem) -> Result<(), FinishError> {
     Ok(())
 }
 
+/// A leftover JSONL of `target` as a file below its sessions directory.
+fn leftover_path(target: &StoreTarget, path: &Path) -> Result<DataPath, FinishError> {
+    let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(Path::new).unwrap_or(Path::new(""));
+    Ok(DataPath::beneath(sessions_dir, name)?)
+}
+
 /// Imports the missing tail of a leftover into its DB transcript (one transaction), checks
 /// that every event of the file is now in the database, and archives the file.
 pub fn import_tail(
@@ -573,7 +581,7 @@ pub fn import_tail(
     let written = tail::append_tail(&db_path, &sid, proof.db_events, tail, opts.now_ms)?;
     // The proof after: the whole file against the database as it is now.
     let db = agent_db::AgentDb::open(&db_path)?;
-    let bytes = DataPath::given(&item.path)
+    let bytes = leftover_path(target, &item.path)?
         .read_small(plan::MAX_TRANSCRIPT_BYTES, "a legacy transcript")?;
     let read = legacy_jsonl::read(&bytes);
     let lines = events::lines(&db, &sid)?;
