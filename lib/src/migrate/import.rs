@@ -89,6 +89,17 @@ pub fn sqlite_path(state_dir: &Path, agent: &str) -> PathBuf {
         .join(crate::agent_db::DB_FILE_NAME)
 }
 
+/// The session 9.6 makes of a transcript no entry names (an orphan): its key and entry,
+/// archived at the file's mtime.
+pub fn recovered_session(agent: &str, sid: &str, mtime_ms: i64) -> (String, Map<String, Value>) {
+    let mut entry = Map::new();
+    entry.insert("sessionId".into(), json!(sid));
+    entry.insert("updatedAt".into(), json!(mtime_ms));
+    entry.insert("archivedAt".into(), json!(mtime_ms));
+    entry.insert("delivery".into(), json!({"kind": "none"}));
+    (format!("agent:{agent}:recovered:{sid}"), entry)
+}
+
 const TEMP_SUFFIX: &str = ".clawstate-import";
 
 /// One session to write: key, rewritten entry, session id, its transcript (as planned)
@@ -194,13 +205,8 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
     }
     for (name, t) in &legacy.orphans {
         let sid = name.trim_end_matches(".jsonl").to_string();
-        let key = format!("agent:{agent}:recovered:{sid}");
         let mtime = t.file.mtime_ms();
-        let mut entry = Map::new();
-        entry.insert("sessionId".into(), json!(sid));
-        entry.insert("updatedAt".into(), json!(mtime));
-        entry.insert("archivedAt".into(), json!(mtime));
-        entry.insert("delivery".into(), json!({"kind": "none"}));
+        let (key, entry) = recovered_session(agent, &sid, mtime);
         deps.push(sessions_dir.join(name).to_string_lossy().into_owned());
         moves.push(Move {
             kind: "transcript",
