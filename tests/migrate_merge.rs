@@ -117,9 +117,32 @@ fn doctor_import(peer: &Path, home: &Path) {
     );
 }
 
+/// The clock our imports run with.
+const NOW_ARG: i64 = 1_796_300_000_000;
+
+/// The rows of the state DB's `agent_databases`, sorted.
+fn registry(home: &Path) -> Vec<(String, String, i64, i64, Option<i64>)> {
+    let c = rusqlite::Connection::open(state(home).join("state/openclaw.sqlite")).unwrap();
+    let mut st = c
+        .prepare("SELECT agent_id, path, schema_version, last_seen_at, size_bytes FROM agent_databases ORDER BY 1, 2")
+        .unwrap();
+    st.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
 fn ours_import(home: &Path) -> Value {
     let o = claw("claw-migrate", home)
-        .args(["--json", "import", "--all-agents"])
+        .args([
+            "--json",
+            "--now",
+            &NOW_ARG.to_string(),
+            "import",
+            "--all-agents",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -193,6 +216,21 @@ fn doctor_and_claw_migrate_merge_the_rest_into_an_existing_db_to_the_same_rows()
             assert!(after[table].contains(r), "{table}: a row changed: {r}");
         }
     }
+    // The registry row in the state DB, as doctor leaves it (its times and sizes masked);
+    // ours is written by this import (its clock), not left from the first one.
+    let (a, b) = (registry(&theirs), registry(&ours));
+    let mask = |rows: &[(String, String, i64, i64, Option<i64>)]| -> Vec<(String, String, i64)> {
+        rows.iter()
+            .map(|r| (r.0.clone(), r.1.clone(), r.2))
+            .collect()
+    };
+    assert_eq!(mask(&a), mask(&b), "agent_databases");
+    assert!(
+        b.iter()
+            .all(|r| r.3 == NOW_ARG && r.4.is_some_and(|s| s > 0)),
+        "{b:?}"
+    );
+    assert_eq!(main["stateRegistry"]["status"], "registered", "{main:#}");
     // A second run finds nothing to merge.
     let again = ours_import(&ours);
     assert_eq!(
@@ -256,4 +294,58 @@ fn importing_into_an_existing_db_adds_what_it_lacks_and_reports_duplicates() {
         !sessions_dir(&home, "main").join("sessions.json").exists(),
         "the store is archived"
     );
+}
+
+#[test]
+fn a_fresh_import_registers_its_db_in_a_known_state_db_and_leaves_an_unknown_one_alone() {
+    use clawstate::signals::db::StateDb;
+    use clawstate::signals::generation::HostSchema;
+    for known in [true, false] {
+        let base = tempfile::tempdir().unwrap();
+        let home = base.path().join("home");
+        write_legacy(&home, 33, Shape::small());
+        let sdb = state(&home).join("state/openclaw.sqlite");
+        drop(StateDb::open_write_as(&sdb, &HostSchema::Given(18)).unwrap());
+        if !known {
+            let c = rusqlite::Connection::open(&sdb).unwrap();
+            c.execute_batch(
+                "DROP TABLE agent_databases; CREATE TABLE agent_databases (agent_id TEXT, path TEXT, schema_version INTEGER, last_seen_at INTEGER, size_bytes INTEGER, owner TEXT, PRIMARY KEY (agent_id, path));",
+            )
+            .unwrap();
+        }
+        let v = ours_import(&home);
+        let rows = registry(&home);
+        if known {
+            assert_eq!(
+                v["agents"][0]["stateRegistry"]["status"], "registered",
+                "{v:#}"
+            );
+            let want: Vec<(String, String, i64)> = AGENTS
+                .iter()
+                .map(|a| {
+                    (
+                        a.to_string(),
+                        format!("agents/{a}/agent/openclaw-agent.sqlite"),
+                        23,
+                    )
+                })
+                .collect();
+            let got: Vec<(String, String, i64)> = rows
+                .iter()
+                .map(|r| (r.0.clone(), r.1.clone(), r.2))
+                .collect();
+            assert_eq!(got, want);
+            let size = std::fs::metadata(agent_db_support::db_of(&home, "main"))
+                .unwrap()
+                .len() as i64;
+            assert_eq!(rows[0].3, NOW_ARG);
+            assert!(rows[0].4.is_some_and(|s| s > 0 && s <= size), "{rows:?}");
+        } else {
+            assert_eq!(
+                v["agents"][0]["stateRegistry"]["status"], "skipped",
+                "{v:#}"
+            );
+            assert!(rows.is_empty(), "{rows:?}");
+        }
+    }
 }

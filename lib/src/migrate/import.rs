@@ -64,6 +64,9 @@ pub struct AgentOutcome {
     /// Legacy sessions the existing database already has: skipped, rows untouched.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub duplicates: Vec<merge::Duplicate>,
+    /// The database's row in the state database's `agent_databases`, once written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_registry: Option<crate::migrate::state_registry::Registration>,
 }
 
 /// What a run did.
@@ -589,6 +592,7 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
                 .cloned()
                 .unwrap_or_default(),
             duplicates,
+            state_registry: None,
         });
         works.push((work, status, target));
     }
@@ -631,6 +635,23 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
                 &work.plan.archive_dir,
                 &archive::planned_pairs(target),
             )?;
+        }
+    }
+    // The state database's registry, as 9.6 registers a database it creates or opens.
+    for ((work, status, _), out) in works.iter().zip(outcomes.iter_mut()) {
+        if matches!(*status, "imported" | "merged") {
+            let r = crate::migrate::state_registry::register(
+                state_dir,
+                &work.plan.agent_id,
+                &work.plan.sqlite_path,
+                opts.now_ms,
+            );
+            out.state_registry =
+                Some(
+                    r.unwrap_or_else(|e| crate::migrate::state_registry::Registration::Skipped {
+                        reason: e.to_string(),
+                    }),
+                );
         }
     }
     // (4) The run, completed.
