@@ -95,7 +95,7 @@ fn table(
     for i in items {
         let tone = if i.done {
             Tone::Success
-        } else if matches!(i.action, "keep" | "report") {
+        } else if i.action == "keep" {
             Tone::Warn
         } else {
             Tone::Plain
