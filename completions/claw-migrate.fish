@@ -128,7 +128,7 @@ complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l col
 always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l dry-run -d 'Only print what would be done (the default; nothing is changed)'
-complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l apply -d 'Do it: import missing tails, move leftovers into the import archive, close runs'
+complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l apply -d 'Do it: import missing tails and archived transcripts without rows, move leftovers into the import archive, close runs'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l json -d 'Print one JSON document'
 complete -c claw-migrate -n "__fish_claw_migrate_using_subcommand finish" -l ndjson -d 'Print one JSON object per line'

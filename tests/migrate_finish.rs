@@ -4,6 +4,7 @@
 //! `openclaw doctor --session-sqlite validate` reports it any more. Nothing is deleted.
 
 mod agent_db_support;
+mod migrate_support;
 mod support;
 
 use std::collections::BTreeMap;
@@ -436,23 +437,182 @@ fn half_written_manifests_are_moved_aside_or_closed() {
 }
 
 #[test]
-fn an_archive_without_its_rows_is_reported() {
+fn an_archive_without_its_rows_is_imported_again_as_an_orphan() {
     let Some(home) = imported_home() else { return };
     let home = home.path();
     let arch = agent_dir(home, "main").join("session-sqlite-import-archive");
-    std::fs::write(
-        arch.join("agent_main_lost.lost-1.jsonl.imported-1796154054300"),
-        "{\"type\":\"session\",\"version\":3,\"id\":\"lost-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
-    )
-    .unwrap();
+    let file = arch.join("archive-tier.lost-1.jsonl.imported-1796154054300");
+    let body = "{\"type\":\"session\",\"version\":3,\"id\":\"lost-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"caf\\u00e9\"}}\n";
+    std::fs::write(&file, body).unwrap();
     let v = dry_runs_change_nothing(home);
     let item = &v["items"][0];
     assert_eq!(item["case"], "archive-without-rows");
     assert_eq!(item["sessionId"], "lost-1");
-    let before = tree(&home.join(".openclaw"));
-    let (code, _) = finish(home, &["--apply"]);
-    assert_eq!(code, 1);
-    assert_eq!(tree(&home.join(".openclaw")), before);
+    assert_eq!(item["action"], "reimport", "{item:#}");
+    assert_eq!(item["sessionKey"], "agent:main:recovered:lost-1");
+    let (code, v) = finish(home, &["--apply"]);
+    assert_eq!(code, 0, "{v:#}");
+    let item = &v["items"][0];
+    assert_eq!(item["done"], true, "{item:#}");
+    assert_eq!(item["tailEvents"], 2);
+    let proof = &item["proof"];
+    assert_eq!(proof["dbEvents"], 2);
+    assert_eq!(proof["matchedEvents"], 2);
+    assert_eq!(
+        proof["fileSha256"],
+        format!("{:x}", Sha256::digest(body.as_bytes()))
+    );
+    // The file stays in the archive, byte for byte; the rows are there.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
+    let c = rusqlite::Connection::open(db_of(home, "main")).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM transcript_events WHERE session_id = 'lost-1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 2);
+    let key: String = c
+        .query_row(
+            "SELECT session_key FROM session_nodes WHERE current_session_id = 'lost-1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(key, "agent:main:recovered:lost-1");
+    drop(c);
+    // Done: nothing more to finish.
+    let (_, v) = finish(home, &[]);
+    assert!(v["items"].as_array().unwrap().is_empty(), "{v:#}");
+}
+
+/// The rows of one session in the canonical dump of `db` (rows that name its key or id).
+fn session_rows(db: &Path, key: &str, sid: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out = migrate_support::canonical_dump(db);
+    for rows in out.values_mut() {
+        rows.retain(|r| r.contains(key) || r.contains(sid));
+    }
+    out.retain(|_, rows| !rows.is_empty());
+    // FTS row ids are the table's next free ones: not the session's.
+    for (t, rows) in out.iter_mut() {
+        if t.starts_with("session_transcript_fts") {
+            for r in rows.iter_mut() {
+                if let Some(rest) = r.strip_prefix("id=") {
+                    *r = rest
+                        .split_once('|')
+                        .map_or(String::new(), |x| x.1.to_string());
+                }
+            }
+            rows.sort();
+        }
+    }
+    out
+}
+
+#[test]
+fn an_archived_session_whose_rows_were_lost_comes_back_as_doctor_imported_it() {
+    let Some(home) = imported_home() else { return };
+    let home = home.path();
+    let db = db_of(home, "main");
+    let (file, sid) = archived(home, "main").swap_remove(1);
+    let key: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT session_key FROM session_nodes WHERE current_session_id = ?1",
+            [&sid],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let doctors = session_rows(&db, &key, &sid);
+    let sessions_before = peer96().map(|p| sessions96(&p, home));
+    // The stalled run: the file archived, its rows gone.
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        c.execute(
+            "DELETE FROM session_transcript_fts WHERE rowid IN (SELECT id FROM session_transcript_fts_rows WHERE session_id = ?1)",
+            [&sid],
+        )
+        .unwrap();
+        c.execute("DELETE FROM session_nodes WHERE session_key = ?1", [&key])
+            .unwrap();
+        let tables: Vec<String> = c
+            .prepare("SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND p.name = 'session_id' AND m.name NOT LIKE 'session_transcript_fts%'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for t in tables
+            .iter()
+            .chain(["session_transcript_fts_rows".to_string()].iter())
+        {
+            c.execute(&format!("DELETE FROM {t} WHERE session_id = ?1"), [&sid])
+                .unwrap();
+        }
+    }
+    let v = dry_runs_change_nothing(home);
+    let item = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["sessionId"] == sid.as_str())
+        .unwrap_or_else(|| panic!("{v:#}"))
+        .clone();
+    assert_eq!(item["action"], "reimport", "{item:#}");
+    assert_eq!(item["sessionKey"], key.as_str());
+    let bytes = std::fs::read(&file).unwrap();
+    let (code, v) = finish(home, &["--apply"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        bytes,
+        "the archive file stays"
+    );
+    let ours = session_rows(&db, &key, &sid);
+    let tables: std::collections::BTreeSet<&String> = ours.keys().chain(doctors.keys()).collect();
+    for t in tables {
+        let (a, b) = (doctors.get(t.as_str()), ours.get(t.as_str()));
+        if a != b {
+            let cut = |v: Option<&Vec<String>>| -> Vec<String> {
+                v.map(|v| v.iter().map(|r| r.chars().take(160).collect()).collect())
+                    .unwrap_or_default()
+            };
+            panic!("{t}: doctor {:#?}\nours {:#?}", cut(a), cut(b));
+        }
+    }
+    if let Some(peer) = peer96() {
+        assert_eq!(
+            Some(sessions96(&peer, home)),
+            sessions_before,
+            "sessions --json"
+        );
+        let issues = validate96(home).unwrap();
+        assert!(
+            !issues.iter().any(|(_, k)| k == &key),
+            "9.6 validate: {issues:?}"
+        );
+    }
+}
+
+/// 9.6's `sessions --json --all-agents`, ages left out.
+fn sessions96(peer: &Path, home: &Path) -> Value {
+    let o = run96(peer, home, &["sessions", "--json", "--all-agents"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.remove("ageMs");
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
 }
 
 #[test]
@@ -487,4 +647,62 @@ fn apply_refuses_while_a_gateway_is_live() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(leftover.exists());
+}
+
+/// Moves `dir` elsewhere and leaves a symlink to it in its place.
+fn replace_dir_with_link(dir: &Path, elsewhere: &Path) {
+    std::fs::rename(dir, elsewhere).unwrap();
+    std::os::unix::fs::symlink(elsewhere, dir).unwrap();
+}
+
+#[test]
+fn a_runs_dir_that_is_a_symlink_is_not_followed() {
+    let Some(home) = imported_home() else { return };
+    let home = home.path();
+    let runs = home.join(".openclaw/session-sqlite-migration-runs");
+    let torn = runs.join("session-sqlite-1796154099999-deadbeef.json");
+    std::fs::write(&torn, b"{\"runId\":").unwrap();
+    let other = home.join("elsewhere-runs");
+    replace_dir_with_link(&runs, &other);
+    let before = tree_all(&other);
+    let o = claw("claw-migrate", home)
+        .args(["finish", "--apply", "--now", "1796200000000"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("session-sqlite-migration-runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(tree_all(&other), before, "nothing moved through the link");
+}
+
+#[test]
+fn an_import_archive_that_is_a_symlink_is_not_read() {
+    let Some(home) = imported_home() else { return };
+    let home = home.path();
+    let arch = agent_dir(home, "main").join("session-sqlite-import-archive");
+    std::fs::write(
+        arch.join("agent_main_lost.lost-1.jsonl.imported-1796154054300"),
+        "{\"type\":\"session\",\"version\":3,\"id\":\"lost-1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n",
+    )
+    .unwrap();
+    replace_dir_with_link(&arch, &home.join("elsewhere-archive"));
+    let o = claw("claw-migrate", home)
+        .args(["finish", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("session-sqlite-import-archive"));
 }

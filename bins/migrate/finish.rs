@@ -12,7 +12,8 @@ pub struct FinishArgs {
     /// Only print what would be done (the default; nothing is changed).
     #[arg(long, conflicts_with = "apply")]
     pub dry_run: bool,
-    /// Do it: import missing tails, move leftovers into the import archive, close runs.
+    /// Do it: import missing tails and archived transcripts without rows, move leftovers
+    /// into the import archive, close runs.
     #[arg(long)]
     pub apply: bool,
 }
@@ -43,14 +44,21 @@ pub fn run(global: &GlobalArgs, args: FinishArgs) -> Result<(), Failure> {
         for (item, tail) in finish::leftovers(&t, &opts).or_fail()? {
             work.push((t.clone(), item, tail));
         }
-        orphans.extend(finish::archives_without_rows(&t).or_fail()?);
+        for item in finish::archives_without_rows(&t).or_fail()? {
+            orphans.push((t.clone(), item));
+        }
     }
     if apply {
         items.extend(finish::apply_leftovers(&ctx.layout.state_dir, work, &opts).or_fail()?);
     } else {
         items.extend(work.into_iter().map(|(_, i, _)| i));
     }
-    items.extend(orphans);
+    for (t, mut item) in orphans {
+        if apply && item.action == "reimport" {
+            finish::reimport_archive(&mut item, &t, &opts).or_fail()?;
+        }
+        items.push(item);
+    }
     items.extend(finish::manifests(&ctx.layout.state_dir, &opts).or_fail()?);
     let undone = items.iter().filter(|i| !i.done).count();
     let doc = json!({
@@ -87,7 +95,7 @@ fn table(
     for i in items {
         let tone = if i.done {
             Tone::Success
-        } else if matches!(i.action, "keep" | "report") {
+        } else if i.action == "keep" {
             Tone::Warn
         } else {
             Tone::Plain

@@ -15,8 +15,12 @@
 //!   run that never recorded `completedAt`: each planned move is checked on disk, those
 //!   done are recorded as completed, and the run is closed (`completedAt` and `failedAt`),
 //!   so `doctor --session-sqlite restore` can undo it.
-//! - An import archive file whose session has no rows in the database: reported (with
-//!   the way back: `openclaw doctor --session-sqlite restore`, then `doctor --fix`).
+//! - An import archive file whose session has no rows in the database (history a stalled
+//!   doctor run archived, or archived as an orphan, `archive-tier.…`): imported again,
+//!   its rows exactly those `import` writes (`migrate::import::merge`, one transaction),
+//!   under the key the archived legacy store gives its sessionId, or as 9.6 recovers an
+//!   orphan (`agent:<id>:recovered:<sid>`). The file stays in the archive; the proof
+//!   (events imported, SHA-256 of the file and of the database's events) is reported.
 //!
 //! Nothing is deleted: files are renamed (same filesystem, never over an existing name),
 //! manifests replaced atomically. Without `apply` nothing is written at all.
@@ -89,13 +93,13 @@ pub struct FinishItem {
     pub session_key: Option<String>,
     /// The sessionId, when it is about one.
     pub session_id: Option<String>,
-    /// What is (`archive`, `import-tail`, `keep`, `move-aside`, `close-run`, `report`).
+    /// What is (`archive`, `import-tail`, `reimport`, `keep`, `move-aside`, `close-run`).
     pub action: &'static str,
     /// What it does, in words.
     pub what: String,
     /// Where the file goes, when it moves.
     pub moved_to: Option<PathBuf>,
-    /// The events to import, for `import-tail`.
+    /// The events to import (`import-tail`, `reimport`; once done, those imported).
     pub tail_events: usize,
     /// The proof of a leftover's verdict.
     pub proof: Option<Proof>,
@@ -343,28 +347,23 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
     };
     let snap = DbSnapshot::read(&db)?;
     let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
-    let archive_dir = sessions_dir
-        .parent()
-        .unwrap_or(sessions_dir)
-        .join(IMPORT_ARCHIVE_DIR);
+    let agent_dir = sessions_dir.parent().unwrap_or(sessions_dir);
+    let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
     let mut names: Vec<String> = std::fs::read_dir(&archive_dir)
         .into_iter()
         .flatten()
         .flatten()
         .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
         .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| {
-            n.contains(".jsonl.imported-")
-                && !n.starts_with("archive-tier.")
-                && !n.contains(".trajectory.jsonl.")
-        })
+        .filter(|n| n.contains(".jsonl.imported-") && !n.contains(".trajectory.jsonl."))
         .collect();
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let path = archive_dir.join(&name);
-        let bytes = DataPath::given(&path)
-            .read_small(plan::MAX_TRANSCRIPT_BYTES, "an archived transcript")?;
+        // Below the agent's directory: an archive directory that is a link is not followed.
+        let dp = DataPath::beneath(agent_dir, &Path::new(IMPORT_ARCHIVE_DIR).join(&name))?;
+        let path = dp.path().to_path_buf();
+        let bytes = dp.read_small(plan::MAX_TRANSCRIPT_BYTES, "an archived transcript")?;
         let read = legacy_jsonl::read(&bytes);
         let Some(sid) = read.events.first().and_then(|e| {
             (e.value.get("type").and_then(Value::as_str) == Some("session"))
@@ -381,25 +380,191 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
         if snap.events_by_id.contains_key(&sid) || snap.keys_by_id.contains_key(&sid) {
             continue;
         }
+        let (key, how) = match archived_entry(agent_dir, &sid)? {
+            Some((key, _)) => (key, "the key the archived legacy store gives it"),
+            None => (
+                crate::migrate::import::recovered_session(&target.agent_id, &sid, 0).0,
+                "an orphan, recovered as 9.6 recovers one",
+            ),
+        };
+        let taken = snap.keys_by_id.values().any(|k| k == &key)
+            || snap.sessions().iter().any(|(k, _)| k == &key);
+        let (action, what) = if taken {
+            (
+                "keep",
+                format!(
+                    "archived transcript with {} event(s) whose session has no rows in the database, but its key {key:?} holds another session: kept; `claw-migrate export --session {key}` first, or restore it with `openclaw doctor --session-sqlite restore`",
+                    read.events.len()
+                ),
+            )
+        } else {
+            (
+                "reimport",
+                format!(
+                    "archived transcript with {} event(s) whose session has no rows in the database: import it again as {key:?} ({how}), the file staying in the archive",
+                    read.events.len()
+                ),
+            )
+        };
         out.push(FinishItem {
             agent_id: Some(target.agent_id.clone()),
             case: "archive-without-rows",
             path,
-            session_key: None,
+            session_key: Some(key),
             session_id: Some(sid),
-            action: "report",
-            what: format!(
-                "archived transcript with {} event(s) whose session has no rows in the database; to import it again: `openclaw doctor --session-sqlite restore` (puts the originals back), then `openclaw doctor --fix`",
-                read.events.len()
-            ),
+            action,
+            what,
             moved_to: None,
-            tail_events: 0,
-            proof: None,
+            tail_events: read.events.len(),
+            proof: Some(Proof {
+                legacy_events: read.events.len(),
+                legacy_dropped_lines: read.dropped_lines,
+                db_events: 0,
+                matched_events: 0,
+                file_sha256: sha256_hex(&bytes),
+                matched_sha256: sha256_hex(b""),
+            }),
             done: false,
             run_manifest: None,
         });
     }
     Ok(out)
+}
+
+/// The entry the archived legacy stores of an agent (`legacy-store.sessions.json.imported-*`
+/// in its import archive, newest first) give `sid`: its key and the entry as stored there.
+fn archived_entry(
+    agent_dir: &Path,
+    sid: &str,
+) -> Result<Option<(String, serde_json::Map<String, Value>)>, FinishError> {
+    let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
+    let mut names: Vec<String> = std::fs::read_dir(&archive_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("legacy-store.sessions.json.imported-"))
+        .collect();
+    // Newest first: the stamp is the archive time in ms.
+    names.sort_by_key(|n| {
+        std::cmp::Reverse(
+            n.rsplit('-')
+                .next()
+                .and_then(|t| t.split('.').next()?.parse::<i64>().ok())
+                .unwrap_or(0),
+        )
+    });
+    for name in names {
+        let dp = DataPath::beneath(agent_dir, &Path::new(IMPORT_ARCHIVE_DIR).join(&name))?;
+        let bytes = dp.read_small(1 << 30, "an archived legacy store")?;
+        let Some(Value::Object(store)) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| crate::js::jsjson::parse_value(t).ok())
+        else {
+            continue;
+        };
+        for (key, e) in store {
+            if let Value::Object(e) = e {
+                if e.get("sessionId").and_then(Value::as_str) == Some(sid) {
+                    return Ok(Some((key, e)));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Imports an archived transcript whose session has no rows (the `reimport` action) into
+/// the database, as `import` writes a session (one transaction), then checks that every
+/// event of the file is in the database and records the proof. The file stays put.
+pub fn reimport_archive(
+    item: &mut FinishItem,
+    target: &StoreTarget,
+    opts: &FinishOptions,
+) -> Result<(), FinishError> {
+    use crate::migrate::import::{self, legacy, merge};
+    let (Some(sid), Some(name)) = (
+        item.session_id.clone(),
+        item.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned()),
+    ) else {
+        return Ok(());
+    };
+    let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
+    let agent_dir = sessions_dir.parent().unwrap_or(sessions_dir);
+    let rel = format!("{IMPORT_ARCHIVE_DIR}/{name}");
+    let Some((bytes, file)) = legacy::read_file(agent_dir, &rel)? else {
+        item.what.push_str("; the file is gone: nothing imported");
+        return Ok(());
+    };
+    let mtime = file.mtime_ms();
+    let (key, entry) = match archived_entry(agent_dir, &sid)? {
+        Some((key, e)) => match crate::migrate::rows::rewrite_entry(&e) {
+            Some(rewritten) => (key, rewritten),
+            None => {
+                item.action = "keep";
+                item.what.push_str("; its archived entry has a shape this import does not reproduce exactly yet: kept, use `openclaw doctor --session-sqlite restore`");
+                return Ok(());
+            }
+        },
+        None => import::recovered_session(&target.agent_id, &sid, mtime),
+    };
+    let (lines, _) = legacy::transcript_lines(&bytes);
+    let db_path = agent_db::layout::db_path_for_store(&target.store_path);
+    let added = merge::add_sessions(
+        &db_path,
+        [Ok(merge::NewSession {
+            key: key.clone(),
+            entry,
+            session_id: sid.clone(),
+            lines,
+            transcript_mtime_ms: mtime,
+        })],
+        opts.now_ms,
+    )?;
+    if let Some(d) = added.duplicates.first() {
+        item.action = "keep";
+        item.what.push_str(&format!(
+            "; the database has {:?} now ({}): kept, nothing imported",
+            d.session_key, d.reason
+        ));
+        return Ok(());
+    }
+    let written = added.sessions.first().map_or(0, |s| s.2);
+    // The proof after: the whole file against the database as it is now.
+    let read = legacy_jsonl::read(&bytes);
+    let stored = merge::stored_lines(&db_path, &sid)?;
+    let values: Vec<Value> = stored
+        .iter()
+        .map(|l| crate::js::jsjson::parse_value(l).unwrap_or(Value::Null))
+        .collect();
+    let mut h = Sha256::new();
+    for l in &stored {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    let held = match_leftover(&read.events, &values) == LeftoverVerdict::NothingNew;
+    item.session_key = Some(key);
+    item.tail_events = written;
+    item.proof = Some(Proof {
+        legacy_events: read.events.len(),
+        legacy_dropped_lines: read.dropped_lines,
+        db_events: stored.len(),
+        matched_events: if held { read.events.len() } else { 0 },
+        file_sha256: sha256_hex(&bytes),
+        matched_sha256: format!("{:x}", h.finalize()),
+    });
+    item.what
+        .push_str(&format!("; {written} event(s) imported"));
+    if !held {
+        item.what
+            .push_str(", but the database's transcript does not match the file: inspect it");
+        return Ok(());
+    }
+    item.done = true;
+    Ok(())
 }
 
 /// What one planned move of a manifest is on disk.
@@ -430,8 +595,10 @@ pub fn manifests(state_dir: &Path, opts: &FinishOptions) -> Result<Vec<FinishIte
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let path = dir.join(&name);
-        let bytes = DataPath::given(&path).read_small(64 << 20, "a migration run manifest")?;
+        // Below the state dir: a runs directory that is a link is not followed.
+        let dp = DataPath::beneath(state_dir, &Path::new(RUNS_DIR).join(&name))?;
+        let path = dp.path().to_path_buf();
+        let bytes = dp.read_small(64 << 20, "a migration run manifest")?;
         let parsed = std::str::from_utf8(&bytes)
             .ok()
             .and_then(|t| crate::js::jsjson::parse_value(t).ok())
@@ -558,6 +725,13 @@ pub fn archive_leftover(item: &mut FinishItem) -> Result<(), FinishError> {
     Ok(())
 }
 
+/// A leftover JSONL of `target` as a file below its sessions directory.
+fn leftover_path(target: &StoreTarget, path: &Path) -> Result<DataPath, FinishError> {
+    let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(Path::new).unwrap_or(Path::new(""));
+    Ok(DataPath::beneath(sessions_dir, name)?)
+}
+
 /// Imports the missing tail of a leftover into its DB transcript (one transaction), checks
 /// that every event of the file is now in the database, and archives the file.
 pub fn import_tail(
@@ -573,7 +747,7 @@ pub fn import_tail(
     let written = tail::append_tail(&db_path, &sid, proof.db_events, tail, opts.now_ms)?;
     // The proof after: the whole file against the database as it is now.
     let db = agent_db::AgentDb::open(&db_path)?;
-    let bytes = DataPath::given(&item.path)
+    let bytes = leftover_path(target, &item.path)?
         .read_small(plan::MAX_TRANSCRIPT_BYTES, "a legacy transcript")?;
     let read = legacy_jsonl::read(&bytes);
     let lines = events::lines(&db, &sid)?;

@@ -14,6 +14,7 @@
 
 pub mod archive;
 pub mod legacy;
+pub mod merge;
 pub mod schema;
 pub mod write;
 
@@ -47,7 +48,8 @@ pub struct ImportOptions {
 pub struct AgentOutcome {
     /// The agent.
     pub agent_id: String,
-    /// `imported`, `resumed`, `already-imported`, `nothing-to-import` or `would-import`.
+    /// `imported`, `merged`, `resumed`, `already-imported`, `nothing-to-import`,
+    /// `would-import` or `would-merge`.
     pub status: String,
     /// The agent DB.
     pub sqlite_path: PathBuf,
@@ -59,6 +61,12 @@ pub struct AgentOutcome {
     pub archived_files: Vec<PathBuf>,
     /// Issues, as 9.6 names them (`transcript_malformed`).
     pub issues: Vec<Value>,
+    /// Legacy sessions the existing database already has: skipped, rows untouched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub duplicates: Vec<merge::Duplicate>,
+    /// The database's row in the state database's `agent_databases`, once written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_registry: Option<crate::migrate::state_registry::Registration>,
 }
 
 /// What a run did.
@@ -82,6 +90,17 @@ pub fn sqlite_path(state_dir: &Path, agent: &str) -> PathBuf {
         .join(agent)
         .join("agent")
         .join(crate::agent_db::DB_FILE_NAME)
+}
+
+/// The session 9.6 makes of a transcript no entry names (an orphan): its key and entry,
+/// archived at the file's mtime.
+pub fn recovered_session(agent: &str, sid: &str, mtime_ms: i64) -> (String, Map<String, Value>) {
+    let mut entry = Map::new();
+    entry.insert("sessionId".into(), json!(sid));
+    entry.insert("updatedAt".into(), json!(mtime_ms));
+    entry.insert("archivedAt".into(), json!(mtime_ms));
+    entry.insert("delivery".into(), json!({"kind": "none"}));
+    (format!("agent:{agent}:recovered:{sid}"), entry)
 }
 
 const TEMP_SUFFIX: &str = ".clawstate-import";
@@ -189,13 +208,8 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
     }
     for (name, t) in &legacy.orphans {
         let sid = name.trim_end_matches(".jsonl").to_string();
-        let key = format!("agent:{agent}:recovered:{sid}");
         let mtime = t.file.mtime_ms();
-        let mut entry = Map::new();
-        entry.insert("sessionId".into(), json!(sid));
-        entry.insert("updatedAt".into(), json!(mtime));
-        entry.insert("archivedAt".into(), json!(mtime));
-        entry.insert("delivery".into(), json!({"kind": "none"}));
+        let (key, entry) = recovered_session(agent, &sid, mtime);
         deps.push(sessions_dir.join(name).to_string_lossy().into_owned());
         moves.push(Move {
             kind: "transcript",
@@ -321,6 +335,53 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         })?;
     d.sync().map_err(|e| ImportError::io(dir, e))?;
     Ok(events)
+}
+
+/// Drops from `work` the sessions the existing database already has (and, for those
+/// whose legacy transcript holds events the database lacks, their moves: the file stays
+/// for `claw-migrate finish`); returns them.
+fn merge_plan(
+    db: &Path,
+    work: &mut AgentWork,
+    check_held: bool,
+) -> Result<Vec<merge::Duplicate>, ImportError> {
+    let cands: Vec<merge::Candidate<'_>> = work
+        .sessions
+        .iter()
+        .map(|s| merge::Candidate {
+            key: &s.key,
+            session_id: &s.session_id,
+            transcript: s.transcript.as_ref(),
+        })
+        .collect();
+    let found = merge::duplicates(db, &work.plan.sessions_dir, &cands, check_held)?;
+    let mut keep = found.iter().map(Option::is_none);
+    work.sessions.retain(|_| keep.next().unwrap_or(true));
+    let dups: Vec<merge::Duplicate> = found.into_iter().flatten().collect();
+    for d in dups.iter().filter(|d| d.transcript_held == Some(false)) {
+        work.plan
+            .moves
+            .retain(|m| m.session_key.as_deref() != Some(&d.session_key));
+    }
+    Ok(dups)
+}
+
+/// Adds the planned sessions to the agent's existing database (one transaction).
+fn merge_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
+    let new = work.sessions.iter().map(|ps| {
+        Ok(merge::NewSession {
+            key: ps.key.clone(),
+            entry: ps.entry.clone(),
+            session_id: ps.session_id.clone(),
+            lines: match &ps.transcript {
+                Some(t) => legacy::read_lines(&work.plan.sessions_dir, t)?,
+                None => Vec::new(),
+            },
+            transcript_mtime_ms: ps.mtime_ms,
+        })
+    });
+    let added = merge::add_sessions(&work.plan.sqlite_path, new, now_ms)?;
+    Ok(added.sessions.iter().map(|s| s.2).sum())
 }
 
 fn remove_temp(tmp: &Path) -> Result<(), ImportError> {
@@ -477,19 +538,16 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
             (Some(schema::Existing::Unknown(why)), _, _) => {
                 return Err(ImportError::ExistingDb {
                     path: db,
-                    what: format!("an agent database this import does not know ({why}); refusing to touch it"),
+                    what: format!(
+                        "an agent database this import does not know ({why}); refusing to touch it"
+                    ),
                     unknown: true,
                 })
             }
             (Some(schema::Existing::Known), _, true) => "resumed",
             (Some(schema::Existing::Known), false, false) => "already-imported",
-            (Some(schema::Existing::Known), true, false) => {
-                return Err(ImportError::ExistingDb {
-                    path: db,
-                    what: "the agent already has a database and legacy files beside it; import does not merge into an existing database (see `claw-migrate plan` and `finish`)".into(),
-                    unknown: false,
-                })
-            }
+            (Some(schema::Existing::Known), true, false) if opts.dry_run => "would-merge",
+            (Some(schema::Existing::Known), true, false) => "merged",
             (None, false, _) => "nothing-to-import",
             (None, true, _) => {
                 if opts.dry_run {
@@ -499,13 +557,21 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
                 }
             }
         };
+        // Into an existing database: only the sessions it lacks (see `merge`).
+        let merging = matches!(status, "merged" | "would-merge")
+            || (status == "resumed" && work.legacy.store.is_some());
+        let duplicates = if merging {
+            merge_plan(&db, &mut work, status != "resumed")?
+        } else {
+            Vec::new()
+        };
         // The manifest target: the pending one for a resumed agent (its files may be
         // moved already), else the fresh plan.
         let target = match (status, planned) {
             ("resumed", Some(t)) => t.clone(),
             _ => archive::target_json(&work.plan),
         };
-        let fresh = matches!(status, "imported" | "would-import");
+        let fresh = matches!(status, "imported" | "would-import") || merging;
         outcomes.push(AgentOutcome {
             agent_id: agent.clone(),
             status: status.to_string(),
@@ -525,12 +591,14 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
+            duplicates,
+            state_registry: None,
         });
         works.push((work, status, target));
     }
     let targets: Vec<Value> = works
         .iter()
-        .filter(|(_, s, _)| matches!(*s, "imported" | "resumed"))
+        .filter(|(_, s, _)| matches!(*s, "imported" | "resumed" | "merged"))
         .map(|(_, _, t)| t.clone())
         .collect();
     if opts.dry_run || targets.is_empty() {
@@ -557,13 +625,33 @@ pub fn run(opts: &ImportOptions) -> Result<ImportReport, ImportError> {
             // (2) The database, whole, renamed in.
             build_db(work, opts.now_ms)?;
         }
-        if matches!(*status, "imported" | "resumed") {
+        if *status == "merged" || (*status == "resumed" && work.legacy.store.is_some()) {
+            merge_db(work, opts.now_ms)?;
+        }
+        if matches!(*status, "imported" | "resumed" | "merged") {
             // (3) The legacy files, into the archive.
             archive::perform_moves(
                 &work.plan.sessions_dir,
                 &work.plan.archive_dir,
                 &archive::planned_pairs(target),
             )?;
+        }
+    }
+    // The state database's registry, as 9.6 registers a database it creates or opens.
+    for ((work, status, _), out) in works.iter().zip(outcomes.iter_mut()) {
+        if matches!(*status, "imported" | "merged") {
+            let r = crate::migrate::state_registry::register(
+                state_dir,
+                &work.plan.agent_id,
+                &work.plan.sqlite_path,
+                opts.now_ms,
+            );
+            out.state_registry =
+                Some(
+                    r.unwrap_or_else(|e| crate::migrate::state_registry::Registration::Skipped {
+                        reason: e.to_string(),
+                    }),
+                );
         }
     }
     // (4) The run, completed.

@@ -10,4 +10,5 @@ pub mod finish;
 pub mod import;
 pub mod plan;
 pub mod rows;
+pub mod state_registry;
 pub mod verify;

@@ -22,6 +22,9 @@ pub enum FinishError {
     /// A plan step failed.
     #[error(transparent)]
     Plan(#[from] plan::PlanError),
+    /// Re-importing an archived transcript failed (nothing was written).
+    #[error(transparent)]
+    Import(#[from] crate::migrate::import::ImportError),
     /// A move or a write failed.
     #[error("{path}: {what}: {source}")]
     Write {
@@ -40,6 +43,7 @@ impl ExitCode for FinishError {
             FinishError::Db(e) => e.exit_code(),
             FinishError::File(e) => e.exit_code(),
             FinishError::Plan(e) => e.exit_code(),
+            FinishError::Import(e) => e.exit_code(),
             FinishError::Write { .. } => exit::CANT_CREATE,
         }
     }

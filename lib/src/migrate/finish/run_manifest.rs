@@ -48,13 +48,26 @@ fn werr(path: &Path, what: &'static str, e: impl std::fmt::Display) -> FinishErr
     }
 }
 
-/// 9.6's identity of a file (`readMigrationArtifactIdentity`).
-fn identity(path: &Path) -> Result<Value, FinishError> {
-    let md = std::fs::symlink_metadata(path).map_err(|e| werr(path, "stat", e))?;
-    let bytes = crate::fs::data_file::DataPath::given(path).read_small(
-        crate::migrate::plan::MAX_TRANSCRIPT_BYTES,
-        "a file to archive",
-    )?;
+/// 9.6's identity of a file to move (`readMigrationArtifactIdentity`): a leftover, read
+/// below its sessions directory.
+fn identity(m: &PlannedMove) -> Result<Value, FinishError> {
+    let sessions_dir = m.store_path.parent().unwrap_or(Path::new("."));
+    let name = m.source.file_name().map(Path::new).unwrap_or(Path::new(""));
+    let dp = crate::fs::data_file::DataPath::beneath(sessions_dir, name)?;
+    // One open file for the stat and the bytes: the identity is of what was read.
+    let mut file = dp.open_read()?.into_file();
+    let md = file.metadata().map_err(|e| werr(dp.path(), "stat", e))?;
+    let limit = crate::migrate::plan::MAX_TRANSCRIPT_BYTES;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut file, limit + 1), &mut bytes)
+        .map_err(|e| werr(dp.path(), "read a file to archive", e))?;
+    if bytes.len() as u64 > limit {
+        return Err(werr(
+            dp.path(),
+            "read a file to archive",
+            "larger than the limit",
+        ));
+    }
     let mtime_ns = md.mtime() as i128 * 1_000_000_000 + md.mtime_nsec() as i128;
     Ok(json!({
         "dev": md.dev().to_string(),
@@ -124,7 +137,7 @@ impl Run {
                     targets.len() - 1
                 }
             };
-            let mv = move_value(m, identity(&m.source)?);
+            let mv = move_value(m, identity(m)?);
             if let Some(p) = targets[i]["plannedMoves"].as_array_mut() {
                 p.push(mv);
             }
