@@ -7,8 +7,15 @@
 //! as a SHA-256, `rawSeq` is the event's `seq`). An inline image keeps its place as an
 //! `artifactId` built from that position, its payload dropped (`omitted`, and `bytes` as
 //! the decoded size), and a compaction marker carries its `tokensBefore`/`tokensAfter`.
-//! The tool's result also carries the session's `pendingInputs` page, whose bytes count
-//! against the 80 KiB budget.
+//! The tool's result also carries the session's `pendingInputs` page (the
+//! `session_pending_inputs` rows not yet in the transcript), whose bytes count against the
+//! 80 KiB budget.
+//!
+//! A page is read from the end of the transcript, and the reader numbers the rows it read;
+//! 9.6 numbers every message from the start of the transcript (`seq`, the position among
+//! the messages and boundaries of the active path). The numbering comes from the path
+//! index the gateway keeps (`session_transcript_active_events`, `message_position`), so a
+//! page of a session of a million events still reads only its end.
 //!
 //! Everything else is the shared projection of [`super::history`]; this module only adds
 //! what the database path has, on the messages a page shows.
