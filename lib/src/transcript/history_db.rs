@@ -129,9 +129,10 @@ impl DisplayNumbering {
     fn load(db: &AgentDb, session_id: &str) -> Result<Option<Self>, AgentDbError> {
         // A schema without the index tables: no numbering.
         fn optional<T>(db: &AgentDb, e: rusqlite::Error) -> Result<Option<T>, AgentDbError> {
-            match e {
-                rusqlite::Error::SqliteFailure(..) => Ok(None),
-                e => Err(db.err(e)),
+            if is_missing_table(&e) {
+                Ok(None)
+            } else {
+                Err(db.err(e))
             }
         }
         let state: Option<(i64, i64)> = db
@@ -388,7 +389,7 @@ impl<'a> DbHistory<'a> {
         let rows = match self.pending_rows(session_key, limit) {
             Ok(rows) => rows,
             // A schema without the table: nothing pending.
-            Err(rusqlite::Error::SqliteFailure(..)) => PendingRows::default(),
+            Err(e) if is_missing_table(&e) => PendingRows::default(),
             Err(e) => return Err(self.db.err(e)),
         };
         Ok(bound_pending_inputs(
@@ -458,6 +459,12 @@ impl<'a> DbHistory<'a> {
             next_before,
         })
     }
+}
+
+/// Whether `e` says a table or column the statement names is not in the schema (an older
+/// or newer schema without it), rather than that reading failed.
+fn is_missing_table(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(_, Some(m)) if m.starts_with("no such table") || m.starts_with("no such column"))
 }
 
 /// The largest stored input the gateway hands out (`> 26214400` refused).
@@ -851,5 +858,75 @@ mod tests {
             serde_json::to_string(&m["content"][1]).unwrap(),
             r#"{"type":"image","mimeType":"image/png","artifactId":"artifact_transcript_image_eyJzb3VyY2UiOiJDTW5MV3Axd0lRUy1uOUNGZHVXMWptZnQwNjBTeFl6REk3aEMxN0lJRVljIiwicmF3U2VxIjo0LCJtZXNzYWdlSWQiOiIxMDZhMTY5NSIsIm1lc3NhZ2VTZXEiOjQsImNvbnRlbnRJbmRleCI6MX0","omitted":true,"bytes":225000}"#
         );
+    }
+
+    fn pending_row(id: &str, message: Value) -> PendingRow {
+        PendingRow {
+            id: id.into(),
+            run_id: format!("run-{id}"),
+            message_json: message.to_string(),
+            accepted_at: 10,
+            state: "queued".into(),
+        }
+    }
+
+    #[test]
+    fn a_pending_input_is_shown_as_the_tool_shows_it() {
+        let rows = PendingRows {
+            items: vec![pending_row(
+                "a",
+                json!({"role":"user","content":"hi","timestamp":5}),
+            )],
+            total: 1,
+            next_before: None,
+        };
+        let p = bound_pending_inputs(&rows, 8000);
+        assert_eq!(
+            serde_json::to_string(&p.page).unwrap(),
+            r#"{"items":[{"id":"a","state":"queued","acceptedAt":10,"message":{"role":"user","content":"hi"}}],"total":1}"#
+        );
+        assert!(!p.truncated);
+    }
+
+    #[test]
+    fn a_long_pending_input_is_cut_to_its_share_of_4_kib() {
+        let rows = PendingRows {
+            items: vec![pending_row(
+                "a",
+                json!({"role":"user","content":[{"type":"text","text":"x".repeat(5000)}]}),
+            )],
+            total: 7,
+            next_before: Some(3),
+        };
+        let p = bound_pending_inputs(&rows, 8000);
+        let meta =
+            r#"{"items":[{"id":"a","state":"queued","acceptedAt":10}],"total":7,"nextBefore":3}"#;
+        let share = (4096 - meta.len() - 12) / 8;
+        let text = p.page["items"][0]["message"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert_eq!(text, format!("{}\n…(truncated)…", "x".repeat(share)));
+        assert!(p.truncated);
+        assert_eq!(p.page["nextBefore"], json!(3));
+        let mut r = json!({"sessionKey":"k","messages":[],"truncated":false,"droppedMessages":false,
+            "contentTruncated":false,"contentRedacted":false,"bytes":2});
+        add_pending_inputs(&mut r, p.clone());
+        let keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "sessionKey",
+                "messages",
+                "truncated",
+                "droppedMessages",
+                "contentTruncated",
+                "contentRedacted",
+                "bytes",
+                "pendingInputs"
+            ]
+        );
+        assert_eq!(r["truncated"], json!(true));
+        assert_eq!(r["contentTruncated"], json!(true));
+        assert_eq!(r["bytes"], json!(2 + history::json_bytes(&p.page)));
     }
 }
