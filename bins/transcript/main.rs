@@ -3,9 +3,7 @@
 
 use clawstate::fs::data_file::DataPath;
 use clawstate::install::context::StateContext;
-use clawstate::transcript::{
-    history, history_db, locks, migrate, reader, session, stats, tail, tree,
-};
+use clawstate::transcript::{history, locks, migrate, reader, session, stats, tail, tree};
 use clawstate_cli as common;
 use clawstate_cli::findings_cli;
 
@@ -15,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use clawstate::exit;
 use clawstate::js;
 use clawstate::js::jsjson;
-use clawstate::ops::transcript_ops::{self, context_view, tree_view};
+use clawstate::ops::transcript_ops::{self, context_view, history_view, tree_view};
 use clawstate::report::terminal_text::{escape_line, escape_text};
 
 use common::{out, run_main, text_line, warn, Failure, GlobalArgs, OrFail, OutputMode};
@@ -461,68 +459,18 @@ fn history_cmd(
             "--limit must be a positive integer",
         ));
     }
-    // The first page is a bounded read of the end (`chat_history`).
-    let scope = match (offset, limit) {
-        (None, _) => session::CopyScope::Tail(tail::CHAT_HISTORY_TAIL_BYTES),
-        _ => session::CopyScope::Whole,
-    };
-    let s = resolve_scoped(ctx, arg, scope)?;
-    let q = tail::HistoryQuery {
+    let s = resolve_scoped(ctx, arg, history_view::copy_scope(offset))?;
+    let req = history_view::HistoryRequest {
         limit,
         offset,
-        session_started_at: s
-            .entry
-            .as_ref()
-            .and_then(|e| e.get("sessionStartedAt"))
-            .and_then(Value::as_f64),
-        max_chars: history::CHAT_HISTORY_TEXT_MAX_CHARS,
+        include_tools,
         now_ms: ctx.now_ms,
     };
-    // A session of the agent database: what the 9.6 gateway adds on that path.
-    let db = match (&s.agent_db, &s.session_id) {
-        (Some(path), Some(sid)) => Some((
-            clawstate::agent_db::AgentDb::open(path).or_fail()?,
-            sid.clone(),
-        )),
-        _ => None,
-    };
-    let db_history = match &db {
-        Some((db, sid)) => {
-            let agent = s.target.as_ref().map_or("main", |t| t.agent_id.as_str());
-            Some(history_db::DbHistory::new(db, agent, sid).or_fail()?)
-        }
-        None => None,
-    };
-    let mut annotate_failed = None;
-    let page = tail::chat_history_with(&s.file, &q, &mut |messages| {
-        if let Some(h) = &db_history {
-            if let Err(e) = h.annotate(messages, q.max_chars) {
-                annotate_failed.get_or_insert(e);
-            }
-        }
-    })
-    .or_fail()?;
-    if let Some(e) = annotate_failed {
-        return Err(e).or_fail();
-    }
     if raw_page {
+        let page = history_view::chat_history_page(&s, &req).or_fail()?;
         return common::emit_data(mode, &page);
     }
-    let result = match &db_history {
-        Some(h) => {
-            let pending = h.pending_inputs().or_fail()?;
-            let mut r = history::sessions_history_result_within(
-                &s.display_key,
-                &page,
-                include_tools,
-                offset,
-                history::SESSIONS_HISTORY_MAX_BYTES - history::json_bytes(&pending),
-            );
-            history_db::add_pending_inputs(&mut r, pending);
-            r
-        }
-        None => history::sessions_history_result(&s.display_key, &page, include_tools, offset),
-    };
+    let result = history_view::sessions_history(&s, &req).or_fail()?;
     match mode {
         OutputMode::Json => print_json(&result),
         OutputMode::Ndjson => {

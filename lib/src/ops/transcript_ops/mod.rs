@@ -4,7 +4,7 @@
 //! is [`locked_rewrite`], so that every rewrite holds the lock the gateway's writers take
 //! and keeps the original of a header recovery before replacing the file.
 //!
-//! The read commands' views (`context_view`, `tree_view`, `stats_view`) live here too,
+//! The read commands' views (`context_view`, `history_view`, `tree_view`, `stats_view`) live here too,
 //! as the typed documents they print.
 //!
 //! Each command returns a typed result (`#[derive(Serialize)]`, camelCase as the
@@ -14,6 +14,7 @@ pub mod append;
 pub mod check;
 pub mod context_view;
 pub mod error;
+pub mod history_view;
 pub mod lock_break;
 pub mod locked_rewrite;
 pub mod migrate;
