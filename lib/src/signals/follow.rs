@@ -219,7 +219,7 @@ pub fn follow(
         let version = reader.data_version()?;
         if seen_version != Some(version) {
             seen_version = Some(version);
-            let pending = notices::pending(&mut reader, &opts.watchers)?;
+            let pending = notices::pending(&mut reader, &opts.watchers, |_| None)?;
             let mut still: HashMap<(String, String), i64> = HashMap::new();
             let mut to_ack: Vec<Notice> = Vec::new();
             for n in pending {
