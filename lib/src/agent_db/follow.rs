@@ -10,7 +10,7 @@
 //! `tail` prints for it.
 //!
 //! No busy loop: the mirror sleeps on change notifications of the database's directory (the
-//! WAL is written on every commit; [`crate::signals::follow::ChangeWaiter`], a bounded poll
+//! WAL is written on every commit; [`crate::fs::change_waiter::ChangeWaiter`], a bounded poll
 //! where inotify is not used) and asks SQLite only whether the database changed
 //! (`PRAGMA data_version`, which moves on other connections' commits and not on
 //! checkpoints) before it looks for rows.
@@ -27,8 +27,8 @@ use thiserror::Error;
 use super::events::{decode_event, for_each_stored_from};
 use super::{AgentDb, AgentDbError};
 use crate::exit::{self, ExitCode};
+use crate::fs::change_waiter::ChangeWaiter;
 use crate::fs::data_file::DataPath;
-use crate::signals::follow::ChangeWaiter;
 
 /// Why following a database transcript failed.
 #[derive(Debug, Error)]
