@@ -578,11 +578,15 @@ fn tail_cmd(
         )?
     };
     // A session of the agent database is followed through a mirror of its rows that
-    // grows as the gateway commits new ones (the copy `resolve` made does not).
+    // grows as the gateway commits new ones (the copy `resolve` made does not); named by
+    // its key, it is followed across resets onto the key's new session.
     let mut mirror = match (&s.agent_db, &s.session_id) {
         (Some(db), Some(sid)) if follow => Some(
-            clawstate::agent_db::follow::TranscriptMirror::open(db, sid)
-                .map_err(|e| Failure::from_error(PROG, &e))?,
+            match &s.key {
+                Some(key) => clawstate::agent_db::follow::TranscriptMirror::open_key(db, key, sid),
+                None => clawstate::agent_db::follow::TranscriptMirror::open(db, sid),
+            }
+            .map_err(|e| Failure::from_error(PROG, &e))?,
         ),
         _ => None,
     };
@@ -631,9 +635,14 @@ fn tail_cmd(
         return Ok(());
     }
     let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&file_path));
+    // After a reset the mirror's file is replaced: said once, as the reset.
+    let mut reset_said = false;
     loop {
         let mut rows = Vec::new();
         f.poll(&mut |r, seq| rows.push((r, seq)), &mut |ev| {
+            if std::mem::take(&mut reset_said) && ev == tail::FollowEvent::Replaced {
+                return;
+            }
             let what = match ev {
                 tail::FollowEvent::Truncated => "file truncated; reading from its start",
                 tail::FollowEvent::Replaced => "file replaced; following the new file",
@@ -660,6 +669,16 @@ fn tail_cmd(
             Some(m) => {
                 m.wait_and_pull(tail::Follower::interval() * 5)
                     .map_err(|e| Failure::from_error(PROG, &e))?;
+                if let Some(sid) = m.take_reset() {
+                    warn(
+                        PROG,
+                        &format!(
+                            "{}: session reset; following session {sid}",
+                            s.path.display()
+                        ),
+                    );
+                    reset_said = true;
+                }
             }
             None => std::thread::sleep(tail::Follower::interval()),
         }
