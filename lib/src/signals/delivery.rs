@@ -1,13 +1,13 @@
 //! Whether a pending notice can reach its watcher. A cursor with `notified > last_seen` is
-//! pending in the state machine (§4.5), but 2026.9.6 delivers its notice only when the
-//! queue accepts it and a turn of the watcher drains it:
+//! pending in the state machine (`signals.md` §4.5), but 2026.9.6 delivers its notice only
+//! when the queue accepts it and a turn of the watcher drains it:
 //! - on state schema 18 the queue drops a notice whose cursor records no store (a legacy
 //!   NULL `watcher_store_path`) or a store that is not the watcher's current one
 //!   (`isSystemEventStoreCurrent`: "store replaced"), and the acknowledge skips such a
-//!   cursor, so it stays pending until re-registration or expiry (§3.7, §4.3);
+//!   cursor, so it stays pending until re-registration or expiry (`signals.md` §3.7, §4.3);
 //! - a watcher whose session is gone from its store runs no turn to drain the queue, and a
 //!   gateway start does not re-open its notice (`sweepSessionStateWatchNotices` keeps only
-//!   watchers whose session exists, §4.7).
+//!   watchers whose session exists, `signals.md` §4.7).
 //!
 //! Pending counts (`claw-watch list --pending`, `pending`, `claw-signals stats`) count the
 //! deliverable ones and report the others with the reason, so that a backlog nobody will
