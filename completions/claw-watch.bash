@@ -409,7 +409,7 @@ _claw__watch() {
             return 0
             ;;
         claw__subcmd__watch__subcmd__list)
-            opts="-h --watcher --target --pending --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
+            opts="-h --watcher --target --pending --undeliverable --state-dir --agent --all-agents --store --config --now --json --ndjson --layout --offline --via-gateway --table --color --db --schema --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

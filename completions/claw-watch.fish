@@ -84,7 +84,8 @@ always\t'Always, into a pipe too (and despite `NO_COLOR`)'
 never\t'Never'"
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l db -d 'The shared state database (default: <stateDir>/state/openclaw.sqlite)' -r -F
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l schema -d 'The state schema of the host\'s gateway, which decides what a missing database is created as: auto (openclaw.json\'s meta.lastTouchedVersion; 15 when it has none) or N (1 = OpenClaw 2026.7, no signal log: nothing is created; 15 to 17 = 2026.8.1 to 2026.9.5: schema 15; 18 or more = 2026.9.6 and later: schema 18). An existing database\'s own schema always decides' -r
-complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l pending -d 'Only cursors with a pending notice'
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l pending -d 'Only cursors with a pending notice that reaches the watcher (those that never do are left out, and counted on stderr)'
+complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l undeliverable -d 'Only pending cursors whose notices never reach the watcher, with the reason (`undeliverable`: no-store, store-replaced, watcher-missing)'
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l all-agents -d 'Every configured agent\'s store'
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l json -d 'Print one JSON document'
 complete -c claw-watch -n "__fish_claw_watch_using_subcommand list" -l ndjson -d 'Print one JSON object per line'

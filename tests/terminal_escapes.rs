@@ -169,8 +169,10 @@ fn evil_key() -> String {
     format!("agent:main:evil{NASTY}")
 }
 
+/// A watcher of an agent without a store here, so its notice counts as delivered (a
+/// watcher missing from an existing store gets none: `signals::delivery`).
 fn watcher_key() -> String {
-    format!("agent:main:w{NASTY}")
+    format!("agent:ops:w{NASTY}")
 }
 
 /// A store whose first key, label, model and levels carry [`NASTY`], a key with a
@@ -310,7 +312,7 @@ fn text_commands() -> Vec<(&'static str, Vec<String>, &'static str)> {
             "would forget agent:main:evil",
         ),
         ("claw-watch", s(&["pending"]), "agent:main:evil"),
-        ("claw-watch", s(&["reset", &w, "--dry-run"]), "agent:main:w"),
+        ("claw-watch", s(&["reset", &w, "--dry-run"]), "agent:ops:w"),
         ("claw-compact", s(&["check", &k]), "context tokens"),
     ]
 }
@@ -457,7 +459,7 @@ fn a_table_is_never_broken_by_data() {
     assert_terminal_safe("watch list", &t.stdout);
     assert_eq!(t.stdout.lines().count(), 2, "{}", t.stdout);
     assert!(
-        t.stdout.contains(&format!("agent:main:w{SHOWN}")),
+        t.stdout.contains(&format!("agent:ops:w{SHOWN}")),
         "{}",
         t.stdout
     );

@@ -159,3 +159,197 @@ fn follow_prints_rows_appended_to_the_database_as_tail_prints_them() {
     assert_eq!(got, expected);
     assert!(got[3].contains("followed answer"), "{}", got[3]);
 }
+
+/// Lines of a running follower's stdout, and its stderr so far.
+struct Running {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Running {
+    /// Starts `claw-transcript tail KEY -n N --follow --json` on `home`.
+    fn start(home: &Path, n: &str) -> Running {
+        let bin = assert_cmd::cargo::cargo_bin("claw-transcript");
+        std::fs::create_dir_all(home.join("tmp")).expect("tmp");
+        let mut child = Command::new(bin)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TZ", "UTC")
+            .env("TMPDIR", home.join("tmp"))
+            .args([
+                "--now",
+                &now_arg(),
+                "tail",
+                KEY,
+                "-n",
+                n,
+                "--follow",
+                "--json",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let err_pipe = child.stderr.take().expect("stderr");
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err_pipe).lines().map_while(Result::ok) {
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        });
+        Running {
+            child,
+            lines: rx,
+            stderr,
+        }
+    }
+
+    /// Collects stdout lines until `got` holds `want` (or `within` passed).
+    fn collect(&self, got: &mut Vec<String>, want: usize, within: Duration) {
+        let end = Instant::now() + within;
+        while got.len() < want {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => got.push(l),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Waits until stderr contains `needle` (or `within` passed); returns stderr.
+    fn stderr_with(&self, needle: &str, within: Duration) -> String {
+        let end = Instant::now() + within;
+        loop {
+            let s = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+            if s.contains(needle) || Instant::now() >= end {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn follow_continues_on_the_new_session_after_a_reset() {
+    let Some(home) = imported_home() else { return };
+    let db = db_of(home.path(), "main");
+    let (old_sid, old_seq, last_id) = session_tail(&db);
+    let run = Running::start(home.path(), "1");
+    let mut got = Vec::new();
+    run.collect(&mut got, 1, Duration::from_secs(30));
+    assert_eq!(got.len(), 1, "the last message first: {got:?}");
+
+    // The session is reset as the gateway resets it: a new window, the node pointing at
+    // it, its header and a turn; then a late row of the old window that must not print,
+    // and a reply in the new one.
+    let new_sid = "0b5e1a8c-1d2e-4f00-8a00-0000000000f1";
+    let t = FIXTURE_NOW + 5000;
+    let c = Connection::open(&db).expect("open");
+    c.busy_timeout(Duration::from_secs(5)).expect("timeout");
+    c.execute_batch("BEGIN IMMEDIATE").expect("begin");
+    c.execute(
+        "INSERT INTO session_windows (session_id, session_key, previous_session_id, reason, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, 'reset', ?4, ?4)",
+        params![new_sid, KEY, old_sid, t],
+    )
+    .expect("window");
+    c.execute(
+        "UPDATE session_nodes SET current_session_id = ?1, updated_at = ?2, \
+         entry_json = json_set(entry_json, '$.sessionId', ?1) WHERE session_key = ?3",
+        params![new_sid, t, KEY],
+    )
+    .expect("node");
+    let header = json!({"type": "session", "version": 3, "id": new_sid,
+        "timestamp": clawstate::js::to_iso_string(t), "cwd": "/tmp"})
+    .to_string();
+    let first = message("f0220001", "", "user", "first after the reset", t + 1);
+    let first = first.replace(r#""parentId":"""#, r#""parentId":null"#);
+    for (seq, line) in [(0, header.as_str()), (1, first.as_str())] {
+        c.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![new_sid, seq, line, t],
+        )
+        .expect("new row");
+    }
+    c.execute_batch("COMMIT").expect("commit");
+    run.collect(&mut got, 2, Duration::from_secs(30));
+    let noticed = run.stderr_with("session reset", Duration::from_secs(30));
+    assert!(noticed.contains("session reset"), "{got:?}\n{noticed}");
+    // Once the follower is on the new session, the old window is no longer followed.
+    let stale = message(
+        "f0220009",
+        &last_id,
+        "user",
+        "late row of the old window",
+        t + 2,
+    );
+    c.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![old_sid, old_seq + 1, stale, t + 2],
+    )
+    .expect("old row");
+    let reply = message(
+        "f0220002",
+        "f0220001",
+        "assistant",
+        "second after the reset",
+        t + 3,
+    );
+    c.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, 2, ?2, ?3)",
+        params![new_sid, reply, t + 3],
+    )
+    .expect("reply");
+    drop(c);
+
+    run.collect(&mut got, 3, Duration::from_secs(30));
+    let stderr = run.stderr_with("session reset", Duration::from_secs(10));
+    run.stop();
+    assert_eq!(
+        got.len(),
+        3,
+        "both turns of the new session followed: {got:?}\n{stderr}"
+    );
+    assert!(got[1].contains("first after the reset"), "{}", got[1]);
+    assert!(got[2].contains("second after the reset"), "{}", got[2]);
+    assert!(
+        !got.iter().any(|l| l.contains("late row of the old window")),
+        "{got:?}"
+    );
+    assert!(
+        stderr.contains(&format!("session reset; following session {new_sid}")),
+        "{stderr}"
+    );
+
+    // What tail prints for the new session, once it is there.
+    let o = claw("claw-transcript", home.path())
+        .args(["--now", &now_arg(), "tail", KEY, "-n", "2", "--json"])
+        .output()
+        .expect("tail");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(got[1..].to_vec(), expected);
+}

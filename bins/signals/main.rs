@@ -176,7 +176,8 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Rows, sessions, oldest and newest events, cursors, pending notices, size.
+    /// Rows, sessions, oldest and newest events, cursors, pending notices (those that reach
+    /// their watchers; the others counted apart by reason), size.
     Stats,
     /// Measures changes-since in process (for bench/signals.py).
     #[command(hide = true)]
@@ -271,13 +272,16 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Stats => {
             let mut sdb = db.open(PROG, &ctx, Access::Read)?;
-            let s = journal::stats(&mut sdb).or_fail()?;
+            let s = journal::stats(&mut sdb, |w| {
+                presence::session_known(&ctx, w, &presence::agent_of(&ctx, w))
+            })
+            .or_fail()?;
             let doc = s.to_json(sdb.path());
             print_doc(mode, &doc, || {
                 let t = |v: Option<i64>| v.map(iso).unwrap_or_else(|| "-".into());
                 let n = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
                 format!(
-                    "database:        {}{}\nschema version:  {}\nevents:          {}\nsessions:        {} ({} with retained events)\nsequences:       {} .. {} (last allocated {})\noldest event:    {}\nnewest event:    {}\ncursors:         {} ({} watchers)\npending notices: {}\nsize:            {} bytes\n",
+                    "database:        {}{}\nschema version:  {}\nevents:          {}\nsessions:        {} ({} with retained events)\nsequences:       {} .. {} (last allocated {})\noldest event:    {}\nnewest event:    {}\ncursors:         {} ({} watchers)\npending notices: {}{}\nsize:            {} bytes\n",
                     escape_path(sdb.path()),
                     if sdb.is_missing() { " (missing)" } else { "" },
                     s.schema_version,
@@ -292,6 +296,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                     s.cursors,
                     s.watchers,
                     s.pending_notices,
+                    undeliverable_text(&s),
                     s.database_bytes
                 )
             })
@@ -603,4 +608,22 @@ fn prune(
             report.remaining
         )
     })
+}
+
+/// ` (and 3 undeliverable: 2 store-replaced, 1 watcher-missing)`, or nothing.
+fn undeliverable_text(s: &journal::Stats) -> String {
+    if s.undeliverable_notices() == 0 {
+        return String::new();
+    }
+    let parts: Vec<String> = s
+        .undeliverable
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(r, n)| format!("{n} {}", r.code()))
+        .collect();
+    format!(
+        " (and {} undeliverable: {})",
+        s.undeliverable_notices(),
+        parts.join(", ")
+    )
 }

@@ -526,11 +526,15 @@ fn tail_cmd(
         )?
     };
     // A session of the agent database is followed through a mirror of its rows that
-    // grows as the gateway commits new ones (the copy `resolve` made does not).
+    // grows as the gateway commits new ones (the copy `resolve` made does not); named by
+    // its key, it is followed across resets onto the key's new session.
     let mut mirror = match (&s.agent_db, &s.session_id) {
         (Some(db), Some(sid)) if follow => Some(
-            clawstate::agent_db::follow::TranscriptMirror::open(db, sid)
-                .map_err(|e| Failure::from_error(PROG, &e))?,
+            match &s.key {
+                Some(key) => clawstate::agent_db::follow::TranscriptMirror::open_key(db, key, sid),
+                None => clawstate::agent_db::follow::TranscriptMirror::open(db, sid),
+            }
+            .map_err(|e| Failure::from_error(PROG, &e))?,
         ),
         _ => None,
     };
@@ -579,18 +583,30 @@ fn tail_cmd(
         return Ok(());
     }
     let mut f = follower.unwrap_or_else(|| tail::Follower::at_end(&file_path));
+    // After a reset the mirror's file is replaced: said once, as the reset.
+    let mut reset_said = false;
+    // A file transcript named by its key whose file went away (a reset archives it): the
+    // key's entry is asked until it names a new session, which is then followed.
+    let mut awaiting_reset = false;
+    let mut shown = s.path.clone();
+    let mut current_sid = s.session_id.clone();
     loop {
         let mut rows = Vec::new();
         f.poll(&mut |r, seq| rows.push((r, seq)), &mut |ev| {
+            if std::mem::take(&mut reset_said) && ev == tail::FollowEvent::Replaced {
+                return;
+            }
+            awaiting_reset = ev == tail::FollowEvent::Missing;
             let what = match ev {
                 tail::FollowEvent::Truncated => "file truncated; reading from its start",
                 tail::FollowEvent::Replaced => "file replaced; following the new file",
                 tail::FollowEvent::Missing => "file removed; waiting for it to come back",
             };
-            warn(PROG, &format!("{}: {what}", s.path.display()));
+            warn(PROG, &format!("{}: {what}", shown.display()));
         })
-        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", s.path.display())))?;
+        .map_err(|e| Failure::new(exit::FAILURE, format!("{}: {e}", shown.display())))?;
         if !rows.is_empty() {
+            awaiting_reset = false;
             let msgs: Vec<Value> = rows
                 .iter()
                 .filter_map(|(r, seq)| history::record_to_message(r, *seq, ctx.now_ms))
@@ -608,10 +624,55 @@ fn tail_cmd(
             Some(m) => {
                 m.wait_and_pull(tail::Follower::interval() * 5)
                     .map_err(|e| Failure::from_error(PROG, &e))?;
+                if let Some(sid) = m.take_reset() {
+                    warn(
+                        PROG,
+                        &format!(
+                            "{}: session reset; following session {sid}",
+                            shown.display()
+                        ),
+                    );
+                    reset_said = true;
+                }
             }
-            None => std::thread::sleep(tail::Follower::interval()),
+            None => {
+                if awaiting_reset {
+                    if let Some((next, file)) = reset_successor(ctx, &s, current_sid.as_deref()) {
+                        warn(
+                            PROG,
+                            &format!(
+                                "{}: session reset; following session {}",
+                                shown.display(),
+                                next.session_id.as_deref().unwrap_or("?")
+                            ),
+                        );
+                        f = tail::Follower::at_offset(&next.file, file, 0);
+                        shown = next.path.clone();
+                        current_sid = next.session_id.clone();
+                        awaiting_reset = false;
+                        continue;
+                    }
+                }
+                std::thread::sleep(tail::Follower::interval())
+            }
         }
     }
+}
+
+/// The session `s`'s key names now, with its transcript open, when it is another session
+/// than `current` (the key was reset); `None` for a transcript not named by a key.
+fn reset_successor(
+    ctx: &StateContext,
+    s: &session::SessionRef,
+    current: Option<&str>,
+) -> Option<(session::SessionRef, std::fs::File)> {
+    let key = s.key.as_deref()?;
+    let next = session::resolve_scoped(ctx, key, tail_follow_scope()).ok()?;
+    if next.agent_db.is_some() || next.session_id.as_deref() == current {
+        return None;
+    }
+    let file = next.file.open_read().ok()?.into_file();
+    Some((next, file))
 }
 
 /// The copy `tail --follow` needs from `resolve`: files are read in place; a database

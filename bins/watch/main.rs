@@ -4,6 +4,7 @@
 use clawstate_cli as common;
 use clawstate_cli::signals as signals_cli;
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
@@ -11,6 +12,7 @@ use clawstate::exit;
 use clawstate::install::context::StateContext;
 use clawstate::js::duration::{parse_duration_ms, DurationUnit};
 use clawstate::signals::cursors::{self, CursorFilter};
+use clawstate::signals::delivery::{self, Undeliverable};
 use clawstate::signals::follow::{self, FollowOptions};
 use clawstate::signals::notices;
 use clawstate::signals::retention::{self, PruneLimits};
@@ -34,7 +36,9 @@ const PROG: &str = "claw-watch";
 ///
 /// On state schema 18 (2026.9.6) a cursor records its watcher's session store; a notice of
 /// a cursor of another (or no) store never reaches the watcher, so it is not pending, not
-/// drained and not re-opened by a sweep, and a registration re-seeds such a cursor.
+/// drained and not re-opened by a sweep, and a registration re-seeds such a cursor. Nor
+/// does the notice of a watcher whose session is gone from its store (a store that is not
+/// on this host judges nothing). `list --undeliverable` names such cursors and why.
 ///
 /// The signal log needs OpenClaw 2026.8 or later: on a 2026.7 host (state schema 1, or no
 /// database and a 2026.7 config) nothing is created or changed; add and follow exit 65, the
@@ -82,9 +86,14 @@ enum Command {
         /// Only this target.
         #[arg(long, value_name = "T")]
         target: Option<String>,
-        /// Only cursors with a pending notice.
-        #[arg(long)]
+        /// Only cursors with a pending notice that reaches the watcher (those that never
+        /// do are left out, and counted on stderr).
+        #[arg(long, conflicts_with = "undeliverable")]
         pending: bool,
+        /// Only pending cursors whose notices never reach the watcher, with the reason
+        /// (`undeliverable`: no-store, store-replaced, watcher-missing).
+        #[arg(long)]
+        undeliverable: bool,
     },
     /// Print the pending notices (one line per pending watcher/target pair), changing nothing.
     Pending {
@@ -195,17 +204,67 @@ fn run(cli: Cli) -> Result<(), Failure> {
             watcher,
             target,
             pending,
+            undeliverable,
         } => {
             let filter = CursorFilter {
                 watcher: watcher.map(|w| resolve_key(&ctx, &w)).transpose()?,
                 target: target.map(|t| resolve_key(&ctx, &t)).transpose()?,
-                pending_only: pending,
+                pending_only: pending || undeliverable,
             };
             let mut sdb = db.open(PROG, &ctx, Access::Read)?;
             let with_path = sdb.has_watcher_store_path();
-            let rows = cursors::list(&mut sdb, &filter).or_fail()?;
-            let json_rows: Vec<Value> = rows.iter().map(|c| c.to_json(with_path)).collect();
-            print_list(list_mode(mode), &json_rows, || cursor_table(&rows))
+            let listed = cursors::list(&mut sdb, &filter).or_fail()?;
+            let split = delivery::split(&sdb, listed.clone(), |w| watcher_known(&ctx, w));
+            let why: HashMap<(&str, &str), Undeliverable> = split
+                .undeliverable
+                .iter()
+                .map(|(c, r)| {
+                    (
+                        (
+                            c.watcher_session_key.as_str(),
+                            c.target_session_key.as_str(),
+                        ),
+                        *r,
+                    )
+                })
+                .collect();
+            let reason = |c: &Cursor| {
+                why.get(&(
+                    c.watcher_session_key.as_str(),
+                    c.target_session_key.as_str(),
+                ))
+                .copied()
+            };
+            let rows: Vec<&Cursor> = listed
+                .iter()
+                .filter(|c| match (pending, undeliverable) {
+                    (true, _) => reason(c).is_none(),
+                    (_, true) => reason(c).is_some(),
+                    _ => true,
+                })
+                .collect();
+            if pending && !split.undeliverable.is_empty() {
+                common::note(
+                    PROG,
+                    &format!(
+                        "{} pending cursors left out: their notices never reach the watcher ({}); see list --undeliverable",
+                        split.undeliverable.len(),
+                        reason_counts(&split)
+                    ),
+                );
+            }
+            let json_rows: Vec<Value> = rows
+                .iter()
+                .map(|c| {
+                    let mut v = c.to_json(with_path);
+                    if let (Some(r), Some(m)) = (reason(c), v.as_object_mut()) {
+                        m.insert("undeliverable".into(), json!(r.code()));
+                        m.insert("why".into(), json!(r.why()));
+                    }
+                    v
+                })
+                .collect();
+            print_list(list_mode(mode), &json_rows, || cursor_table(&rows, &reason))
         }
         Command::Pending { watcher } => {
             let watchers: Vec<String> = watcher
@@ -214,7 +273,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 .into_iter()
                 .collect();
             let mut sdb = db.open(PROG, &ctx, Access::Read)?;
-            let list = notices::pending(&mut sdb, &watchers).or_fail()?;
+            let list =
+                notices::pending(&mut sdb, &watchers, |w| watcher_known(&ctx, w)).or_fail()?;
             print_notices(mode, &list)
         }
         Command::Drain { watcher } => {
@@ -339,10 +399,31 @@ fn print_notices(mode: OutputMode, list: &[Notice]) -> Result<(), Failure> {
     }
 }
 
-fn cursor_table(rows: &[Cursor]) -> String {
+/// Whether a watcher's session is in its store (`None`: its store is not on this host).
+fn watcher_known(ctx: &StateContext, watcher: &str) -> Option<bool> {
+    presence::session_known(ctx, watcher, &presence::agent_of(ctx, watcher))
+}
+
+/// `2 store-replaced, 1 watcher-missing`.
+fn reason_counts(split: &delivery::PendingSplit) -> String {
+    Undeliverable::ALL
+        .iter()
+        .filter_map(|&r| {
+            let n = split.count(r);
+            (n > 0).then(|| format!("{n} {}", r.code()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cursor_table(rows: &[&Cursor], reason: &dyn Fn(&Cursor) -> Option<Undeliverable>) -> String {
     use clawstate::report::text_table::{Cell, Tone};
     let cells = rows.iter().map(|c| {
-        let state = c.state().as_str();
+        let state = match reason(c) {
+            Some(r) => format!("{}, undeliverable: {}", c.state().as_str(), r.code()),
+            None => c.state().as_str().to_string(),
+        };
+        let state = state.as_str();
         vec![
             Cell::new(&c.watcher_session_key, Tone::Accent),
             Cell::new(&c.target_session_key, Tone::Accent),

@@ -9,8 +9,13 @@
 //! then reads them as it reads a growing JSONL file, so what is printed for a line is what
 //! `tail` prints for it.
 //!
+//! Followed by its session key ([`TranscriptMirror::open_key`]), the mirror notices a reset
+//! (`session_nodes.current_session_id` moved to a new window) and continues on the new
+//! session: its file is replaced, as a rotated transcript file is, so the file follower
+//! reads the new session from its start.
+//!
 //! No busy loop: the mirror sleeps on change notifications of the database's directory (the
-//! WAL is written on every commit; [`crate::signals::follow::ChangeWaiter`], a bounded poll
+//! WAL is written on every commit; [`crate::fs::change_waiter::ChangeWaiter`], a bounded poll
 //! where inotify is not used) and asks SQLite only whether the database changed
 //! (`PRAGMA data_version`, which moves on other connections' commits and not on
 //! checkpoints) before it looks for rows.
@@ -27,8 +32,8 @@ use thiserror::Error;
 use super::events::{decode_event, for_each_stored_from};
 use super::{AgentDb, AgentDbError};
 use crate::exit::{self, ExitCode};
+use crate::fs::change_waiter::ChangeWaiter;
 use crate::fs::data_file::DataPath;
-use crate::signals::follow::ChangeWaiter;
 
 /// Why following a database transcript failed.
 #[derive(Debug, Error)]
@@ -63,50 +68,132 @@ impl ExitCode for MirrorError {
 pub struct TranscriptMirror {
     db: AgentDb,
     session_id: String,
+    /// The session key whose current session is followed across resets (`None`: only
+    /// `session_id`).
+    session_key: Option<String>,
+    /// A reset noticed since [`TranscriptMirror::take_reset`] was last asked: the new id.
+    reset_to: Option<String>,
     file: File,
+    dir: PathBuf,
+    name: String,
     path: DataPath,
     last_seq: Option<i64>,
     data_version: i64,
     waiter: ChangeWaiter,
 }
 
+/// A new 0600 file in `dir`, created exclusively, for appending.
+fn create_private(dir: &Path, name: &str) -> Result<File, MirrorError> {
+    let full = dir.join(name);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&full)
+        .map_err(|source| MirrorError::Io { path: full, source })
+}
+
+fn mirror_name() -> String {
+    format!("{}.jsonl", uuid::Uuid::new_v4().simple())
+}
+
 impl TranscriptMirror {
     /// Mirrors `session_id`'s rows of the database at `db_path` as they are now (one read
     /// snapshot), ready to follow.
     pub fn open(db_path: &Path, session_id: &str) -> Result<TranscriptMirror, MirrorError> {
+        TranscriptMirror::open_session(db_path, session_id, None)
+    }
+
+    /// [`TranscriptMirror::open`] for the session of `session_key`, followed across resets:
+    /// when `session_nodes.current_session_id` moves to a new session, the mirror is
+    /// replaced by one of the new session's rows (the file follower sees its file
+    /// replaced and reads it from its start), and [`TranscriptMirror::take_reset`] says so.
+    pub fn open_key(
+        db_path: &Path,
+        session_key: &str,
+        session_id: &str,
+    ) -> Result<TranscriptMirror, MirrorError> {
+        TranscriptMirror::open_session(db_path, session_id, Some(session_key))
+    }
+
+    fn open_session(
+        db_path: &Path,
+        session_id: &str,
+        session_key: Option<&str>,
+    ) -> Result<TranscriptMirror, MirrorError> {
         let db = AgentDb::open(db_path)?;
         let waiter = ChangeWaiter::new(db_path).map_err(|e| MirrorError::Watch(e.to_string()))?;
         let dir = crate::fs::scratch_dir::dir().map_err(|source| MirrorError::Io {
             path: std::env::temp_dir(),
             source,
         })?;
-        let name = format!("{}.jsonl", uuid::Uuid::new_v4().simple());
-        let full = dir.join(&name);
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&full)
-            .map_err(|source| MirrorError::Io {
-                path: full.clone(),
-                source,
-            })?;
+        let name = mirror_name();
+        let file = create_private(&dir, &name)?;
         let path = DataPath::beneath(&dir, Path::new(&name)).map_err(|e| MirrorError::Io {
-            path: full.clone(),
+            path: dir.join(&name),
             source: std::io::Error::other(e.to_string()),
         })?;
         let mut m = TranscriptMirror {
             db,
             session_id: session_id.to_string(),
+            session_key: session_key.map(str::to_string),
+            reset_to: None,
             file,
+            dir,
+            name,
             path,
             last_seq: None,
             data_version: 0,
             waiter,
         };
+        // A key whose current session is another (an older window named by its id) is
+        // not followed across resets: the window asked for is.
+        if m.reset_target()?.is_some() {
+            m.session_key = None;
+        }
         m.data_version = m.current_data_version()?;
         m.append_new()?;
         Ok(m)
+    }
+
+    /// The new session id when the followed key was reset since the last call.
+    pub fn take_reset(&mut self) -> Option<String> {
+        self.reset_to.take()
+    }
+
+    /// The followed key's current session, when it is not the mirrored one.
+    fn reset_target(&self) -> Result<Option<String>, MirrorError> {
+        let Some(key) = &self.session_key else {
+            return Ok(None);
+        };
+        let current: Option<String> = self
+            .db
+            .conn
+            .query_row(
+                "SELECT current_session_id FROM session_nodes WHERE session_key = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.db.err(e))?;
+        Ok(current.filter(|c| *c != self.session_id))
+    }
+
+    /// Replaces the mirror by an empty one for `session_id` (a new file renamed over it),
+    /// so that the next rows appended are the new session's from its start.
+    fn switch_to(&mut self, session_id: String) -> Result<(), MirrorError> {
+        let fresh = mirror_name();
+        let file = create_private(&self.dir, &fresh)?;
+        let (from, to) = (self.dir.join(&fresh), self.dir.join(&self.name));
+        std::fs::rename(&from, &to).map_err(|source| MirrorError::Io {
+            path: to.clone(),
+            source,
+        })?;
+        self.file = file;
+        self.session_id = session_id.clone();
+        self.last_seq = None;
+        self.reset_to = Some(session_id);
+        Ok(())
     }
 
     /// The mirror file (for the file readers and the file follower).
@@ -136,7 +223,13 @@ impl TranscriptMirror {
             return Ok(0);
         }
         self.data_version = v;
-        self.append_new()
+        // The old session's rows up to now first, then the new session's, from its start.
+        let mut count = self.append_new()?;
+        if let Some(next) = self.reset_target()? {
+            self.switch_to(next)?;
+            count += self.append_new()?;
+        }
+        Ok(count)
     }
 
     fn current_data_version(&self) -> Result<i64, MirrorError> {

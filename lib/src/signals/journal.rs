@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use super::cursors::{is_notifiable_watcher, CursorWriter, PROVENANCE_EXPLICIT};
 use super::db::{DbError, StateDb};
+use super::delivery::Undeliverable;
 use super::kinds;
 use super::notice::Notice;
 use super::retention::{self, PruneThrottle};
@@ -747,8 +748,11 @@ pub struct Stats {
     pub cursors: i64,
     /// Distinct watchers.
     pub watchers: i64,
-    /// Pending notices (`notified > last_seen`).
+    /// Pending notices that reach their watchers (`notified > last_seen`, deliverable).
     pub pending_notices: i64,
+    /// Pending cursors whose notices never reach their watchers, per reason (in
+    /// [`Undeliverable::ALL`] order).
+    pub undeliverable: Vec<(Undeliverable, i64)>,
     /// Database file plus WAL, in bytes.
     pub database_bytes: u64,
     /// `user_version`.
@@ -756,6 +760,11 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Pending cursors whose notices never reach their watchers.
+    pub fn undeliverable_notices(&self) -> i64 {
+        self.undeliverable.iter().map(|(_, n)| n).sum()
+    }
+
     /// As JSON (camelCase).
     pub fn to_json(&self, db_path: &std::path::Path) -> Value {
         json!({
@@ -772,13 +781,24 @@ impl Stats {
             "cursors": self.cursors,
             "watchers": self.watchers,
             "pendingNotices": self.pending_notices,
+            "undeliverableNotices": self.undeliverable_notices(),
+            "undeliverableByReason": self
+                .undeliverable
+                .iter()
+                .map(|(r, n)| (r.code().to_string(), json!(n)))
+                .collect::<Map<String, Value>>(),
             "databaseBytes": self.database_bytes,
         })
     }
 }
 
-/// Counts rows, sessions, cursors and pending notices in one snapshot.
-pub fn stats(db: &mut StateDb) -> Result<Stats, JournalError> {
+/// Counts rows, sessions, cursors and pending notices in one snapshot; pending notices are
+/// split by whether they reach their watchers (`watcher_known`: whether a watcher's
+/// session is in its store, `None` when that cannot be told; see [`super::delivery`]).
+pub fn stats(
+    db: &mut StateDb,
+    watcher_known: impl FnMut(&str) -> Option<bool>,
+) -> Result<Stats, JournalError> {
     let size = db.size_bytes();
     let version = db.user_version();
     let mut s = db.read(|tx| {
@@ -809,13 +829,21 @@ pub fn stats(db: &mut StateDb) -> Result<Stats, JournalError> {
             last_allocated_sequence: seq.unwrap_or(0),
             cursors: one("SELECT count(*) FROM session_watch_cursors")?,
             watchers: one("SELECT count(DISTINCT watcher_session_key) FROM session_watch_cursors")?,
-            pending_notices: one(
-                "SELECT count(*) FROM session_watch_cursors WHERE notified_sequence > last_seen_sequence",
-            )?,
+            pending_notices: 0,
+            undeliverable: Vec::new(),
             database_bytes: 0,
             schema_version: 0,
         })
     })?;
+    let pending = super::notices::pending_cursors(db, &[]).map_err(|e| match e {
+        super::notices::NoticeError::Db(e) => JournalError::from(e),
+    })?;
+    let split = super::delivery::split(db, pending, watcher_known);
+    s.pending_notices = split.deliverable.len() as i64;
+    s.undeliverable = Undeliverable::ALL
+        .iter()
+        .map(|&r| (r, split.count(r) as i64))
+        .collect();
     s.database_bytes = size;
     s.schema_version = version;
     Ok(s)

@@ -6,7 +6,8 @@
 //! One concept per module: [`db`] (opening, creating, transactions), [`generation`]
 //! (which state schema the host's OpenClaw uses), [`kinds`] (event
 //! kinds and producer defaults), [`journal`] (recording, listing, reconciliation, deletion),
-//! [`cursors`] (watch cursors), [`notices`] (notice text, pending, drain, sweep),
+//! [`cursors`] (watch cursors), [`delivery`] (which pending notices reach their
+//! watcher), [`notices`] (notice text, pending, drain, sweep),
 //! [`retention`] (prune and its throttle), [`follow`] (cross-process notice stream),
 //! [`presence`] (whether a session exists in its store), [`lifecycle`] (what session reset
 //! and deletion do to the signal state) and [`request`] (record requests
@@ -14,6 +15,7 @@
 
 pub mod cursors;
 pub mod db;
+pub mod delivery;
 pub mod follow;
 pub mod generation;
 pub mod journal;

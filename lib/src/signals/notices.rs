@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use super::cursors::{self, Cursor};
 use super::db::{DbError, StateDb};
+use super::delivery;
 use super::notice::Notice;
 use crate::exit::ExitCode;
 
@@ -29,12 +30,19 @@ impl ExitCode for NoticeError {
 
 const PENDING_ORDER: &str = "ORDER BY watcher_session_key, notified_sequence, target_session_key";
 
-/// The pending notices, one per pending (watcher, target) pair, in the order they were
-/// opened; `watchers` empty means every watcher.
-pub fn pending(db: &mut StateDb, watchers: &[String]) -> Result<Vec<Notice>, NoticeError> {
-    Ok(pending_cursors(db, watchers)?
+/// The pending notices that reach their watchers (see [`super::delivery`]), one per
+/// pending (watcher, target) pair, in the order they were opened; `watchers` empty means
+/// every watcher. `watcher_known` tells whether a watcher's session is in its store
+/// (`None`: cannot be told here).
+pub fn pending(
+    db: &mut StateDb,
+    watchers: &[String],
+    watcher_known: impl FnMut(&str) -> Option<bool>,
+) -> Result<Vec<Notice>, NoticeError> {
+    let all = pending_cursors(db, watchers)?;
+    Ok(delivery::split(db, all, watcher_known)
+        .deliverable
         .iter()
-        .filter(|c| cursors::is_deliverable(db, c))
         .filter_map(Cursor::pending_notice)
         .collect())
 }

@@ -52,41 +52,48 @@ pub fn watcher_stores(ctx: &StateContext) -> WatcherStores {
 /// the agent is on that layout, else its `sessions.json`. Unreadable stores count as "not
 /// found here".
 pub fn session_exists(ctx: &StateContext, session_key: &str, agent_id: &str) -> bool {
+    session_known(ctx, session_key, agent_id) == Some(true)
+}
+
+/// Whether `session_key` has an entry in the store of `agent_id`, when that can be told:
+/// `None` when the agent has no store on this host (no agent database, no
+/// `sessions.json`) or it cannot be read, so that a state database looked at without its
+/// stores is not judged by their absence.
+pub fn session_known(ctx: &StateContext, session_key: &str, agent_id: &str) -> Option<bool> {
     let store = store_path_for_agent(&ctx.layout, &ctx.config, &ctx.env, agent_id);
     match layout::db_for_store(&store) {
-        Some(db) => db_has_session(&db, session_key),
+        Some(db) => db_session_known(&db, session_key),
         None => {
             if !store.exists() {
-                return false;
+                return None;
             }
             let opts = LoadOptions {
                 hydrate_prompts: false,
             };
-            SessionStore::load(&store, opts).is_ok_and(|s| s.entry(session_key).is_some())
+            let s = SessionStore::load(&store, opts).ok()?;
+            Some(s.entry(session_key).is_some())
         }
     }
 }
 
-/// Whether the agent database at `db` has a `session_nodes` row for `session_key`.
-fn db_has_session(db: &Path, session_key: &str) -> bool {
+/// Whether the agent database at `db` has a `session_nodes` row for `session_key`; `None` when the database is absent, unreadable or has no
+/// `session_nodes` table.
+fn db_session_known(db: &Path, session_key: &str) -> Option<bool> {
     if !db.exists() {
-        return false;
+        return None;
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let Ok(conn) = super::db::open_connection(db, flags) else {
-        return false;
-    };
+    let conn = super::db::open_connection(db, flags).ok()?;
     // Only an ordinary table is queried: a view planted in its place never runs.
-    let found = super::db::table_exists(&conn, "session_nodes").and_then(|t| {
-        if !t {
-            return Ok(None);
-        }
-        conn.query_row(
-            "SELECT 1 FROM session_nodes WHERE session_key = ?1 LIMIT 1",
-            [session_key],
-            |_| Ok(()),
-        )
-        .optional()
-    });
-    matches!(found, Ok(Some(())))
+    if !super::db::table_exists(&conn, "session_nodes").ok()? {
+        return None;
+    }
+    conn.query_row(
+        "SELECT 1 FROM session_nodes WHERE session_key = ?1 LIMIT 1",
+        [session_key],
+        |_| Ok(()),
+    )
+    .optional()
+    .ok()
+    .map(|found| found.is_some())
 }
