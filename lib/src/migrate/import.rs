@@ -93,6 +93,8 @@ struct PlannedSession {
     entry: Map<String, Value>,
     session_id: String,
     transcript: Option<legacy::FileIdentity>,
+    /// Where its readable prefix ends (bytes).
+    readable_end: usize,
     line_count: usize,
     mtime_ms: i64,
 }
@@ -124,6 +126,13 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
                 ),
             });
         };
+        if let Some(why) = &s.not_followed {
+            issues.push((
+                "transcript_not_followed".to_string(),
+                format!("transcript not followed: {why}; only the entry is imported"),
+                Some(s.key.clone()),
+            ));
+        }
         let (line_count, mtime) = match &s.transcript {
             Some(t) => (t.line_count, t.file.mtime_ms()),
             None => (0, ms),
@@ -183,6 +192,7 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
             entry: rewritten,
             session_id: s.session_id.clone(),
             transcript: s.transcript.as_ref().map(|t| t.file.clone()),
+            readable_end: s.transcript.as_ref().map_or(0, |t| t.readable_end),
             line_count,
             mtime_ms: mtime,
         });
@@ -211,6 +221,7 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
             entry,
             session_id: sid,
             transcript: Some(t.file.clone()),
+            readable_end: t.readable_end,
             line_count: t.line_count,
             mtime_ms: mtime,
         });
@@ -279,25 +290,50 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         .map_err(ImportError::sqlite(&tmp))?;
         let tx = conn.transaction().map_err(ImportError::sqlite(&tmp))?;
         schema::create(&tx, &work.plan.agent_id, now_ms).map_err(ImportError::sqlite(&tmp))?;
-        for ps in &work.sessions {
-            let lines = match &ps.transcript {
-                Some(t) => legacy::read_lines(&work.plan.sessions_dir, t)?,
-                None => Vec::new(),
-            };
-            let w = write::session(
-                &tx,
-                &write::SessionInput {
-                    key: &ps.key,
-                    entry: &ps.entry,
-                    session_id: &ps.session_id,
-                    lines: &lines,
-                    transcript_mtime_ms: ps.mtime_ms,
-                    now_ms,
-                },
-            )
-            .map_err(ImportError::sqlite(&tmp))?;
-            events += w.events;
-        }
+        // One thread reads, checks and prepares the next sessions' rows (parse, zstd,
+        // navigation facts) while this one inserts; a bounded channel keeps at most
+        // READ_AHEAD sessions in memory, and the rows go in in the plan's order.
+        std::thread::scope(|scope| -> Result<(), ImportError> {
+            let (send, recv) = std::sync::mpsc::sync_channel(READ_AHEAD);
+            let (sessions, dir, tmp) = (&work.sessions, &work.plan.sessions_dir, &tmp);
+            scope.spawn(move || {
+                // The navigation facts are SQLite JSON functions: any connection computes them.
+                let nav = match Connection::open_in_memory() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = send.send(Err(ImportError::sqlite(tmp)(e)));
+                        return;
+                    }
+                };
+                for ps in sessions {
+                    let prepared = prepare_session(&nav, dir, ps, now_ms, tmp);
+                    let failed = prepared.is_err();
+                    if send.send(prepared).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            for ps in &work.sessions {
+                let prepared = recv.recv().map_err(|_| ImportError::Write {
+                    path: tmp.clone(),
+                    what: "the thread reading the transcripts stopped".into(),
+                })??;
+                let w = write::session(
+                    &tx,
+                    &write::SessionInput {
+                        key: &ps.key,
+                        entry: &ps.entry,
+                        session_id: &ps.session_id,
+                        transcript: &prepared,
+                        transcript_mtime_ms: ps.mtime_ms,
+                        now_ms,
+                    },
+                )
+                .map_err(ImportError::sqlite(tmp))?;
+                events += w.events;
+            }
+            Ok(())
+        })?;
         tx.execute("UPDATE session_nodes SET entry_valid = 1", [])
             .map_err(ImportError::sqlite(&tmp))?;
         tx.commit().map_err(ImportError::sqlite(&tmp))?;
@@ -321,6 +357,25 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         })?;
     d.sync().map_err(|e| ImportError::io(dir, e))?;
     Ok(events)
+}
+
+/// How many sessions' rows the reading thread prepares ahead of the inserts.
+const READ_AHEAD: usize = 2;
+
+/// A session's transcript read again (it must not have changed since the plan read it)
+/// and its rows computed.
+fn prepare_session(
+    nav: &Connection,
+    dir: &Path,
+    ps: &PlannedSession,
+    now_ms: i64,
+    tmp: &Path,
+) -> Result<write::PreparedTranscript, ImportError> {
+    let lines = match &ps.transcript {
+        Some(t) => legacy::read_prefix(dir, t, ps.readable_end)?,
+        None => Vec::new(),
+    };
+    write::prepare(nav, &lines, now_ms).map_err(ImportError::sqlite(tmp))
 }
 
 fn remove_temp(tmp: &Path) -> Result<(), ImportError> {
