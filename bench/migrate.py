@@ -78,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=1500, help="sessions in all (two agents)")
     ap.add_argument("--turns", type=int, default=40)
-    ap.add_argument("--tool-output", type=int, default=60000, help="bytes of tool output per result, at most")
+    ap.add_argument("--tool-output", type=int, default=100000, help="bytes of tool output per result, at most")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--no-build", action="store_true")

@@ -290,33 +290,40 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         .map_err(ImportError::sqlite(&tmp))?;
         let tx = conn.transaction().map_err(ImportError::sqlite(&tmp))?;
         schema::create(&tx, &work.plan.agent_id, now_ms).map_err(ImportError::sqlite(&tmp))?;
-        // One thread reads, checks and prepares the next sessions' rows (parse, zstd,
-        // navigation facts) while this one inserts; a bounded channel keeps at most
-        // READ_AHEAD sessions in memory, and the rows go in in the plan's order.
+        // A few threads read, check and prepare the next sessions' rows (parse, zstd,
+        // navigation facts: most of the work) while this one inserts them. Worker k takes
+        // the sessions k, k + n, …; each hands them over on its own bounded channel
+        // (READ_AHEAD sessions in memory at most), so the rows go in in the plan's order.
         std::thread::scope(|scope| -> Result<(), ImportError> {
-            let (send, recv) = std::sync::mpsc::sync_channel(READ_AHEAD);
             let (sessions, dir, tmp) = (&work.sessions, &work.plan.sessions_dir, &tmp);
-            scope.spawn(move || {
-                // The navigation facts are SQLite JSON functions: any connection computes them.
-                let nav = match Connection::open_in_memory() {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let _ = send.send(Err(ImportError::sqlite(tmp)(e)));
-                        return;
+            let workers = prepare_threads(sessions.len());
+            let mut recvs = Vec::with_capacity(workers);
+            for k in 0..workers {
+                let (send, recv) = std::sync::mpsc::sync_channel(READ_AHEAD);
+                recvs.push(recv);
+                scope.spawn(move || {
+                    // The navigation facts are SQLite JSON functions: any connection
+                    // computes them.
+                    let nav = match Connection::open_in_memory() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let _ = send.send(Err(ImportError::sqlite(tmp)(e)));
+                            return;
+                        }
+                    };
+                    for ps in sessions.iter().skip(k).step_by(workers) {
+                        let prepared = prepare_session(&nav, dir, ps, now_ms, tmp);
+                        let failed = prepared.is_err();
+                        if send.send(prepared).is_err() || failed {
+                            return;
+                        }
                     }
-                };
-                for ps in sessions {
-                    let prepared = prepare_session(&nav, dir, ps, now_ms, tmp);
-                    let failed = prepared.is_err();
-                    if send.send(prepared).is_err() || failed {
-                        return;
-                    }
-                }
-            });
-            for ps in &work.sessions {
-                let prepared = recv.recv().map_err(|_| ImportError::Write {
+                });
+            }
+            for (i, ps) in work.sessions.iter().enumerate() {
+                let prepared = recvs[i % workers].recv().map_err(|_| ImportError::Write {
                     path: tmp.clone(),
-                    what: "the thread reading the transcripts stopped".into(),
+                    what: "a thread reading the transcripts stopped".into(),
                 })??;
                 let w = write::session(
                     &tx,
@@ -359,8 +366,17 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
     Ok(events)
 }
 
-/// How many sessions' rows the reading thread prepares ahead of the inserts.
+/// How many sessions' rows each preparing thread holds ready ahead of the inserts.
 const READ_AHEAD: usize = 2;
+
+/// How many threads prepare rows: one per CPU (the inserting thread mostly waits for
+/// them), two to four.
+fn prepare_threads(sessions: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4)
+        .min(sessions.max(1))
+}
 
 /// A session's transcript read again (it must not have changed since the plan read it)
 /// and its rows computed.
