@@ -106,6 +106,7 @@ def main():
     if peer:
         cmds["9.6 doctor"] = ([peer, "doctor", "--session-sqlite", "import", "--session-sqlite-all-agents", "--json"],
                               dict(os.environ, OPENCLAW_PEER_HOME=str(work), TZ="UTC", NO_COLOR="1"))
+    res = harness.Results("migrate")
     samples = {k: [] for k in cmds}
     counts = {}
     loads = []
@@ -124,7 +125,6 @@ def main():
     if len(set(counts.values())) > 1:
         sys.exit(f"session counts differ: {counts}")
     med = {k: tuple(sorted(s[i] for s in v)[len(v) // 2] for i in range(3)) for k, v in samples.items()}
-    res = harness.Results("migrate")
     label = f"{a.sessions:,} sessions, {size / 1e9:.2f} GB"
     ours, p = med["claw-migrate"], med.get("9.6 doctor")
     mine = harness.side("claw-migrate", ours[0], ours[2])
