@@ -10,7 +10,9 @@ Generates the dir with the tests' generator (tests/migrate_support: two agents, 
 compactions, branches, `\\u00e9` escapes, a big image, torn tails, sidecars, orphans, reset
 and deleted archives) under bench/out/migrate/, copies it (`cp -a`, mtimes kept) before
 every run, and times each import as a whole process (claw-migrate's release build; 9.6's
-doctor including Node's start). The canonical dumps of both results are compared by the
+doctor including Node's start), wall clock and CPU seconds (user + system, from GNU time or
+wait4): the machine is often shared, so the CPU time says what the work costs and the wall
+time what it took under that load (the load average is in the row's note). The canonical dumps of both results are compared by the
 differential test (tests/migrate_import.rs), not here; here only the session counts are
 checked equal.
 """
@@ -20,6 +22,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -47,11 +50,35 @@ def sessions_in(home):
     return n
 
 
+def timed(cmd, env):
+    """Runs `cmd` once; returns (wall seconds, CPU seconds user + system, peak RSS KiB)."""
+    cmd = [str(c) for c in cmd]
+    out = OUT / f".time-{os.getpid()}"
+    if harness.GNU_TIME:
+        cmd = [harness.GNU_TIME, "-f", "%M %U %S", "-o", str(out), *cmd]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err.decode(errors='replace')[:800]}")
+    rss, cpu = ru.ru_maxrss, ru.ru_utime + ru.ru_stime
+    if harness.GNU_TIME:
+        try:
+            m, u, s = out.read_text().split()[-3:]
+            rss, cpu = int(m), float(u) + float(s)
+        except (OSError, ValueError):
+            pass
+        out.unlink(missing_ok=True)
+    return wall, cpu, rss
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=1500, help="sessions in all (two agents)")
     ap.add_argument("--turns", type=int, default=40)
-    ap.add_argument("--tool-output", type=int, default=60000, help="bytes of tool output per result, at most")
+    ap.add_argument("--tool-output", type=int, default=100000, help="bytes of tool output per result, at most")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--no-build", action="store_true")
@@ -79,30 +106,45 @@ def main():
     if peer:
         cmds["9.6 doctor"] = ([peer, "doctor", "--session-sqlite", "import", "--session-sqlite-all-agents", "--json"],
                               dict(os.environ, OPENCLAW_PEER_HOME=str(work), TZ="UTC", NO_COLOR="1"))
+    res = harness.Results("migrate")
     samples = {k: [] for k in cmds}
     counts = {}
+    loads = []
     for _ in range(a.rounds):
         for name, (cmd, env) in cmds.items():
             fresh()
-            samples[name].append(harness.measure(cmd, env=env))
+            # The copy's dirty pages are written back first, so neither tool pays for them.
+            os.sync()
+            loads.append(os.getloadavg()[0])
+            samples[name].append(timed(cmd, env))
             counts[name] = sessions_in(work)
-            print(f"  {name}: {samples[name][-1][0]:.1f} s, {samples[name][-1][1] / 1024:.0f} MiB peak, "
-                  f"{counts[name]} sessions", flush=True)
+            wall, cpu, rss = samples[name][-1]
+            print(f"  {name}: {wall:.1f} s wall, {cpu:.1f} s CPU, {rss / 1024:.0f} MiB peak, "
+                  f"{counts[name]} sessions; load {loads[-1]:.1f}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     if len(set(counts.values())) > 1:
         sys.exit(f"session counts differ: {counts}")
-    med = {k: (sorted(s[0] for s in v)[len(v) // 2], sorted(s[1] for s in v)[len(v) // 2]) for k, v in samples.items()}
-    res = harness.Results("migrate")
+    med = {k: tuple(sorted(s[i] for s in v)[len(v) // 2] for i in range(3)) for k, v in samples.items()}
     label = f"{a.sessions:,} sessions, {size / 1e9:.2f} GB"
-    p = med.get("9.6 doctor")
-    res.add("import --all-agents", label, size, "bytes", harness.side("claw-migrate", *med["claw-migrate"]),
-            peer=harness.side("openclaw 2026.9.6 doctor", *p, scope="process") if p else None, rounds=a.rounds)
+    ours, p = med["claw-migrate"], med.get("9.6 doctor")
+    mine = harness.side("claw-migrate", ours[0], ours[2])
+    mine["cpuSeconds"] = round(ours[1], 2)
+    peer_side = None
+    note = f"CPU (user+sys) ours {ours[1]:.1f} s"
+    if p:
+        peer_side = harness.side("openclaw 2026.9.6 doctor", p[0], p[2], scope="process")
+        peer_side["cpuSeconds"] = round(p[1], 2)
+        note += f", doctor {p[1]:.1f} s (CPU doctor ÷ ours {p[1] / ours[1]:.1f}×)"
+    note += (f"; load average {min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} CPUs at the starts; "
+             "the tools alternate, each on a fresh `cp -a` of the dir (synced first)")
+    res.add("import --all-agents", label, size, "bytes", mine, peer=peer_side, rounds=a.rounds, note=note)
     res.write()
-    print(f"\n| input | claw-migrate import (s) | 9.6 doctor import (s) | doctor / ours | our peak RSS (MiB) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    ours = med["claw-migrate"]
-    print(f"| {label} | {ours[0]:.1f} | {p[0]:.1f} | {p[0] / ours[0]:.1f}x | {ours[1] / 1024:.0f} |" if p else
-          f"| {label} | {ours[0]:.1f} | | | {ours[1] / 1024:.0f} |")
+    print("\n| input | ours wall (s) | ours CPU (s) | doctor wall (s) | doctor CPU (s) | doctor ÷ ours (wall) | our peak RSS (MiB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    if p:
+        print(f"| {label} | {ours[0]:.1f} | {ours[1]:.1f} | {p[0]:.1f} | {p[1]:.1f} | {p[0] / ours[0]:.1f}x | {ours[2] / 1024:.0f} |")
+    else:
+        print(f"| {label} | {ours[0]:.1f} | {ours[1]:.1f} | | | | {ours[2] / 1024:.0f} |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
     python3 bench/report.py --collect        # rebuild the report from bench/out/results/
                                              # (benches without results there: bench/report.json)
 
-Each bench script (run.py, cleanup.py, transcript.py, compact.py, signals.py) times
+Each bench script (run.py, cleanup.py, transcript.py, compact.py, signals.py, agent_db.py,
+migrate.py) times
 clawstate, the peer (openclaw@2026.7.1; the signal module of 2026.8.1) and a plain
 baseline side by side, alternating rounds, medians, and leaves its rows in
 bench/out/results/<bench>.json (schema in bench/harness.py). This script builds the
@@ -57,6 +58,9 @@ PLAN = {
     "signals": ("`claw-signals` — record, changes-since, prune",
                 [["signals.py", "--rounds", "3", "--rows", "50000,1000000"]],
                 [["signals.py", "--rounds", "1", "--events", "1000", "--rows", "20000"]]),
+    "migrate": ("`claw-migrate import` — legacy files into the agent DBs, against 9.6's `doctor --session-sqlite import`",
+                [["migrate.py", "--rounds", "1", "--no-build"]],
+                [["migrate.py", "--sessions", "40", "--tool-output", "2000", "--no-peer", "--no-build"]]),
 }
 
 

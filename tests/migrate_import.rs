@@ -321,3 +321,62 @@ fn a_live_gateway_and_an_unknown_database_are_refused() {
         .stderr(predicates::str::contains("does not know"));
     assert_eq!(tree(&st), before);
 }
+
+#[test]
+fn a_symlinked_transcript_or_a_session_id_that_leaves_is_a_finding_not_followed() {
+    let home = tempfile::tempdir().unwrap();
+    write_legacy(home.path(), 5, Shape::small());
+    let d = state(home.path()).join("agents/main/sessions");
+    let line = "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n";
+    let secret = home.path().join("secret.jsonl");
+    std::fs::write(&secret, line).unwrap();
+    std::os::unix::fs::symlink(&secret, d.join("s-link.jsonl")).unwrap();
+    std::fs::write(d.join("../../x.jsonl"), line).unwrap();
+    let store = d.join("sessions.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    v["agent:main:link"] = json!({"sessionId": "s-link", "updatedAt": 1});
+    v["agent:main:climb"] = json!({"sessionId": "../../x", "updatedAt": 1});
+    std::fs::write(&store, v.to_string()).unwrap();
+    let out = claw("claw-migrate", home.path())
+        .args(["--json", "import", "--all-agents"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let main = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agentId"] == "main")
+        .unwrap();
+    for key in ["agent:main:link", "agent:main:climb"] {
+        let found = main["issues"].as_array().unwrap().iter().any(|i| {
+            i["code"] == "transcript_not_followed"
+                && i["sessionKey"] == key
+                && i["message"].as_str().unwrap().contains("not followed")
+        });
+        assert!(found, "{key}: {:#}", main["issues"]);
+    }
+    // Nothing was read through them, and they stay where they were.
+    let db = agent_db_support::db_of(home.path(), "main");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM transcript_events WHERE session_id IN ('s-link', '../../x')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 0);
+    assert!(std::fs::symlink_metadata(d.join("s-link.jsonl"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), line);
+    assert_eq!(
+        std::fs::read_to_string(d.join("../../x.jsonl")).unwrap(),
+        line
+    );
+}

@@ -411,3 +411,58 @@ fn differential_legacy_files_back_beside_the_db() {
     assert!(dup["dbEvents"].as_i64().unwrap() > 0);
     differential(tmp);
 }
+
+#[test]
+fn a_transcript_that_is_a_symlink_or_leaves_the_sessions_dir_is_reported_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    hand_made(tmp.path());
+    let d = sessions_dir(tmp.path(), "main");
+    let outside = |p: &Path| {
+        std::fs::write(
+            p,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n",
+        )
+        .unwrap();
+    };
+    // A transcript that is a link to a file outside; a session id and a sessionFile that
+    // climb out of the sessions dir to files that are there.
+    let secret = tmp.path().join("secret.jsonl");
+    outside(&secret);
+    std::os::unix::fs::symlink(&secret, d.join("s-link.jsonl")).unwrap();
+    outside(&d.join("../../x.jsonl"));
+    outside(&d.join("../../y.jsonl"));
+    let store = d.join("sessions.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    v["agent:main:link"] = json!({"sessionId": "s-link", "updatedAt": 1});
+    v["agent:main:climb"] = json!({"sessionId": "../../x", "updatedAt": 1});
+    v["agent:main:file"] =
+        json!({"sessionId": "s-file", "updatedAt": 1, "sessionFile": "../../y.jsonl"});
+    std::fs::write(&store, v.to_string()).unwrap();
+    let p = plan_json(tmp.path());
+    for key in ["agent:main:link", "agent:main:climb"] {
+        let s = session(&p, key);
+        assert_eq!(s["action"], "entry_only", "{key}: {s:#}");
+        assert_eq!(s["events"], 0, "{key}: {s:#}");
+        assert!(
+            s["reason"].as_str().unwrap().contains("not followed"),
+            "{key}: {s:#}"
+        );
+        assert!(s["archiveAs"].is_null(), "{key}: {s:#}");
+    }
+    let f = session(&p, "agent:main:file");
+    assert_eq!(f["action"], "entry_only", "{f:#}");
+    assert_eq!(f["events"], 0, "{f:#}");
+    // Nothing outside is planned into the archive.
+    let sources: Vec<&str> = p["agents"][0]["archive"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["source"].as_str().unwrap())
+        .collect();
+    assert!(
+        sources
+            .iter()
+            .all(|s| Path::new(s).starts_with(&d) && !s.contains("s-link")),
+        "{sources:?}"
+    );
+}

@@ -501,11 +501,11 @@ pub fn reimport_archive(
     };
     let mtime = file.mtime_ms();
     let (key, entry) = match archived_entry(agent_dir, &sid)? {
-        Some((key, e)) => match crate::migrate::rows::rewrite_entry(&e) {
-            Some(rewritten) => (key, rewritten),
-            None => {
+        Some((key, e)) => match crate::migrate::rows::rewrite_entry(&key, &e) {
+            Ok(rewritten) => (key, rewritten),
+            Err(why) => {
                 item.action = "keep";
-                item.what.push_str("; its archived entry has a shape this import does not reproduce exactly yet: kept, use `openclaw doctor --session-sqlite restore`");
+                item.what.push_str(&format!("; its archived entry cannot be reproduced exactly ({why}): kept, use `openclaw doctor --session-sqlite restore`"));
                 return Ok(());
             }
         },

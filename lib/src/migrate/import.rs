@@ -112,6 +112,8 @@ struct PlannedSession {
     entry: Map<String, Value>,
     session_id: String,
     transcript: Option<legacy::FileIdentity>,
+    /// Where its readable prefix ends (bytes).
+    readable_end: usize,
     line_count: usize,
     mtime_ms: i64,
 }
@@ -143,6 +145,13 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
                 })
             }
         };
+        if let Some(why) = &s.not_followed {
+            issues.push((
+                "transcript_not_followed".to_string(),
+                format!("transcript not followed: {why}; only the entry is imported"),
+                Some(s.key.clone()),
+            ));
+        }
         let (line_count, mtime) = match &s.transcript {
             Some(t) => (t.line_count, t.file.mtime_ms()),
             None => (0, ms),
@@ -202,6 +211,7 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
             entry: rewritten,
             session_id: s.session_id.clone(),
             transcript: s.transcript.as_ref().map(|t| t.file.clone()),
+            readable_end: s.transcript.as_ref().map_or(0, |t| t.readable_end),
             line_count,
             mtime_ms: mtime,
         });
@@ -225,6 +235,7 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
             entry,
             session_id: sid,
             transcript: Some(t.file.clone()),
+            readable_end: t.readable_end,
             line_count: t.line_count,
             mtime_ms: mtime,
         });
@@ -293,25 +304,57 @@ fn build_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
         .map_err(ImportError::sqlite(&tmp))?;
         let tx = conn.transaction().map_err(ImportError::sqlite(&tmp))?;
         schema::create(&tx, &work.plan.agent_id, now_ms).map_err(ImportError::sqlite(&tmp))?;
-        for ps in &work.sessions {
-            let lines = match &ps.transcript {
-                Some(t) => legacy::read_lines(&work.plan.sessions_dir, t)?,
-                None => Vec::new(),
-            };
-            let w = write::session(
-                &tx,
-                &write::SessionInput {
-                    key: &ps.key,
-                    entry: &ps.entry,
-                    session_id: &ps.session_id,
-                    lines: &lines,
-                    transcript_mtime_ms: ps.mtime_ms,
-                    now_ms,
-                },
-            )
-            .map_err(ImportError::sqlite(&tmp))?;
-            events += w.events;
-        }
+        // A few threads read, check and prepare the next sessions' rows (parse, zstd,
+        // navigation facts: most of the work) while this one inserts them. Worker k takes
+        // the sessions k, k + n, …; each hands them over on its own bounded channel
+        // (READ_AHEAD sessions in memory at most), so the rows go in in the plan's order.
+        std::thread::scope(|scope| -> Result<(), ImportError> {
+            let (sessions, dir, tmp) = (&work.sessions, &work.plan.sessions_dir, &tmp);
+            let workers = prepare_threads(sessions.len());
+            let mut recvs = Vec::with_capacity(workers);
+            for k in 0..workers {
+                let (send, recv) = std::sync::mpsc::sync_channel(READ_AHEAD);
+                recvs.push(recv);
+                scope.spawn(move || {
+                    // The navigation facts are SQLite JSON functions: any connection
+                    // computes them.
+                    let nav = match Connection::open_in_memory() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let _ = send.send(Err(ImportError::sqlite(tmp)(e)));
+                            return;
+                        }
+                    };
+                    for ps in sessions.iter().skip(k).step_by(workers) {
+                        let prepared = prepare_session(&nav, dir, ps, now_ms, tmp);
+                        let failed = prepared.is_err();
+                        if send.send(prepared).is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+            }
+            for (i, ps) in work.sessions.iter().enumerate() {
+                let prepared = recvs[i % workers].recv().map_err(|_| ImportError::Write {
+                    path: tmp.clone(),
+                    what: "a thread reading the transcripts stopped".into(),
+                })??;
+                let w = write::session(
+                    &tx,
+                    &write::SessionInput {
+                        key: &ps.key,
+                        entry: &ps.entry,
+                        session_id: &ps.session_id,
+                        transcript: &prepared,
+                        transcript_mtime_ms: ps.mtime_ms,
+                        now_ms,
+                    },
+                )
+                .map_err(ImportError::sqlite(tmp))?;
+                events += w.events;
+            }
+            Ok(())
+        })?;
         tx.execute("UPDATE session_nodes SET entry_valid = 1", [])
             .map_err(ImportError::sqlite(&tmp))?;
         tx.commit().map_err(ImportError::sqlite(&tmp))?;
@@ -382,6 +425,34 @@ fn merge_db(work: &AgentWork, now_ms: i64) -> Result<usize, ImportError> {
     });
     let added = merge::add_sessions(&work.plan.sqlite_path, new, now_ms)?;
     Ok(added.sessions.iter().map(|s| s.2).sum())
+}
+
+/// How many sessions' rows each preparing thread holds ready ahead of the inserts.
+const READ_AHEAD: usize = 2;
+
+/// How many threads prepare rows: one per CPU (the inserting thread mostly waits for
+/// them), two to four.
+fn prepare_threads(sessions: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4)
+        .min(sessions.max(1))
+}
+
+/// A session's transcript read again (it must not have changed since the plan read it)
+/// and its rows computed.
+fn prepare_session(
+    nav: &Connection,
+    dir: &Path,
+    ps: &PlannedSession,
+    now_ms: i64,
+    tmp: &Path,
+) -> Result<write::PreparedTranscript, ImportError> {
+    let lines = match &ps.transcript {
+        Some(t) => legacy::read_prefix(dir, t, ps.readable_end)?,
+        None => Vec::new(),
+    };
+    write::prepare(nav, &lines, now_ms).map_err(ImportError::sqlite(tmp))
 }
 
 fn remove_temp(tmp: &Path) -> Result<(), ImportError> {

@@ -295,9 +295,22 @@ pub fn open_db(store_path: &Path) -> Result<Option<AgentDb>, AgentDbError> {
     AgentDb::open(&p).map(Some)
 }
 
-/// Reads a legacy file below the sessions directory (or a file the store names).
-fn read_file(path: &Path) -> Result<Vec<u8>, DataFileError> {
-    DataPath::given(path).read_small(MAX_TRANSCRIPT_BYTES, "a legacy transcript")
+/// A legacy file a store entry or a listing names, as a [`DataPath`] beneath the sessions
+/// directory: a name that climbs out of it (a session id `../x`) is refused here, a
+/// symlink when it is opened; neither is followed.
+pub fn legacy_file(sessions_dir: &Path, path: &Path) -> Result<DataPath, DataFileError> {
+    let rel = path
+        .strip_prefix(sessions_dir)
+        .map_err(|_| DataFileError::Escapes {
+            path: path.to_path_buf(),
+            root: sessions_dir.to_path_buf(),
+        })?;
+    DataPath::beneath(sessions_dir, rel)
+}
+
+/// Reads a legacy transcript below the sessions directory.
+fn read_file(file: &DataPath) -> Result<Vec<u8>, DataFileError> {
+    file.read_small(MAX_TRANSCRIPT_BYTES, "a legacy transcript")
 }
 
 /// The transcript 9.6 resolves for a store entry (`resolveLegacyTranscriptPaths`): the
@@ -442,12 +455,23 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
         r.transcript = path.clone();
         r.db_events = snapshot.events_by_id.get(sid).copied();
         let mut read = None;
-        match &path {
-            None => {
+        // A transcript that leaves the sessions dir or is not a regular file is not
+        // followed: the entry alone is imported (as `import` does), and the row says why.
+        let file = path
+            .as_ref()
+            .map(|p| legacy_file(&sessions_dir, p).and_then(|f| f.check().map(|there| (f, there))));
+        match (&path, file) {
+            (None, _) | (_, None) => {
                 r.action = Action::EntryOnly;
                 r.reason = Some("no transcript file".into());
             }
-            Some(p) if !p.exists() => {
+            (Some(_), Some(Err(e))) => {
+                r.action = Action::EntryOnly;
+                r.reason = Some(format!(
+                    "its transcript is not followed ({e}); only the entry is imported"
+                ));
+            }
+            (Some(p), Some(Ok((_, false)))) => {
                 r.action = Action::EntryOnly;
                 r.reason = Some("its sessionFile is missing".into());
                 r.issues.push(DoctorIssue::new(
@@ -456,9 +480,9 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                     format!("Transcript file is missing: {}", p.display()),
                 ));
             }
-            Some(p) => {
+            (Some(p), Some(Ok((file, true)))) => {
                 referenced.insert(p.clone());
-                let bytes = read_file(p)?;
+                let bytes = read_file(&file)?;
                 let lr = legacy_jsonl::read(&bytes);
                 fill_counts(&mut r, &lr);
                 if let Some(m) = &lr.malformed {
@@ -525,7 +549,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
             if !legacy_jsonl::is_primary_transcript_name(name) || referenced.contains(&p) {
                 continue;
             }
-            let bytes = read_file(&p)?;
+            let bytes = read_file(&legacy_file(&sessions_dir, &p)?)?;
             let lr = legacy_jsonl::read(&bytes);
             let mut r = row(None, None, "unreferenced");
             r.transcript = Some(p.clone());
@@ -550,7 +574,9 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                 OrphanVerdict::Primary { session_id } => {
                     if records.iter().any(|(_, s, e)| {
                         s == &session_id
-                            && resolve_transcript(&sessions_dir, e, s).is_some_and(|t| t.exists())
+                            && resolve_transcript(&sessions_dir, e, s).is_some_and(|t| {
+                                legacy_file(&sessions_dir, &t).is_ok_and(|f| f.is_file())
+                            })
                     }) {
                         let why = "A registered primary already claims this identity; extra original retained";
                         r.session_id = Some(session_id);
@@ -665,7 +691,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
         let mut r = row(Some(&key), Some(&sid), "db");
         r.transcript = Some(path.clone());
         r.db_events = snapshot.events_by_id.get(&sid).copied();
-        if let Ok(bytes) = read_file(&path) {
+        if let Ok(bytes) = read_file(&dp) {
             fill_counts(&mut r, &legacy_jsonl::read(&bytes));
         }
         r.action = Action::Leftover;
@@ -699,7 +725,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
     }
     for (r, _) in planned.iter().chain(historical.iter()) {
         if let (Some(t), Some(a)) = (&r.transcript, &r.archive_as) {
-            if t.exists() {
+            if legacy_file(&sessions_dir, t).is_ok_and(|f| f.is_file()) {
                 archive.push(ArchiveMove {
                     source: t.clone(),
                     kind: "transcript",
@@ -713,7 +739,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                         format!("{stem}.trajectory-path.json"),
                     ] {
                         let sp = PathBuf::from(&side);
-                        if sp.is_file() {
+                        if legacy_file(&sessions_dir, &sp).is_ok_and(|f| f.is_file()) {
                             let base = sp
                                 .file_name()
                                 .map(|n| n.to_string_lossy().into_owned())

@@ -580,9 +580,24 @@ fn navigation(
 
 /// The zstd frame 9.6 stores: level 1 with the content checksum.
 pub fn compress(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut c = zstd::bulk::Compressor::new(1)?;
-    c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
-    c.compress(bytes)
+    // One context per thread: making one costs more than compressing a small line, and
+    // `ZSTD_compress2` starts each frame afresh with the parameters kept.
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CONTEXT.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let c = match &mut *cell {
+            Some(c) => c,
+            None => {
+                let mut c = zstd::bulk::Compressor::new(1)?;
+                c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+                cell.insert(c)
+            }
+        };
+        c.compress(bytes)
+    })
 }
 
 /// Whether a parsed line is a session header (`type: "session"` with a string `id`),

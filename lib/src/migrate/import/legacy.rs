@@ -4,10 +4,11 @@
 //! entry names (orphans, which 9.6 imports as `recovered` sessions), and the files it leaves
 //! alone (reset and deleted archives, anything else).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -49,6 +50,8 @@ pub struct Transcript {
     /// JSON, blank lines left out); the lines themselves are read again when written
     /// ([`read_lines`]), so a big dir is never held in memory whole.
     pub line_count: usize,
+    /// Where the readable prefix ends (bytes): what [`read_prefix`] splits again.
+    pub readable_end: usize,
     /// The first unreadable line (1-based) and why, when there is one.
     pub malformed: Option<(usize, String)>,
 }
@@ -66,6 +69,10 @@ pub struct LegacySession {
     pub transcript: Option<Transcript>,
     /// Its trajectory sidecars (`<sid>.trajectory.jsonl`, `<sid>.trajectory-path.json`).
     pub sidecars: Vec<FileIdentity>,
+    /// Why its transcript was not followed, when its name leaves the sessions directory
+    /// (a session id `../x`) or the file there is a symlink or not a regular file: the
+    /// entry alone is imported and the import reports it.
+    pub not_followed: Option<String>,
 }
 
 /// An agent's legacy sessions directory.
@@ -124,39 +131,61 @@ pub fn read_file(dir: &Path, name: &str) -> Result<Option<(Vec<u8>, FileIdentity
     Ok(Some((bytes, id)))
 }
 
-/// Splits a transcript into its readable lines.
-pub fn transcript_lines(bytes: &[u8]) -> (Vec<String>, Option<(usize, String)>) {
-    let mut out = Vec::new();
+/// A transcript's readable prefix: how many lines it has, where it ends (bytes), and the
+/// first unreadable line (1-based) and why, when there is one.
+fn readable_prefix(bytes: &[u8]) -> (usize, usize, Option<(usize, String)>) {
+    let mut count = 0;
+    let mut start = 0;
     for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let here = start;
+        start += raw.len() + 1;
         let Ok(text) = std::str::from_utf8(raw) else {
-            return (out, Some((i + 1, "not UTF-8".into())));
+            return (count, here, Some((i + 1, "not UTF-8".into())));
         };
         let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
             continue;
         }
         if let Err(e) = jsjson::parse_value(text) {
-            return (out, Some((i + 1, e.to_string())));
+            return (count, here, Some((i + 1, e.to_string())));
         }
-        out.push(text.to_string());
+        count += 1;
     }
-    (out, None)
+    (count, bytes.len(), None)
+}
+
+/// The non-blank lines of a prefix [`readable_prefix`] already checked (no parse again).
+fn prefix_lines(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|b| *b == b'\n')
+        .map_while(|raw| std::str::from_utf8(raw).ok())
+        .map(|text| text.strip_suffix('\r').unwrap_or(text))
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Splits a transcript into its readable lines.
+pub fn transcript_lines(bytes: &[u8]) -> (Vec<String>, Option<(usize, String)>) {
+    let (_, end, malformed) = readable_prefix(bytes);
+    (prefix_lines(&bytes[..end]), malformed)
 }
 
 fn read_transcript(dir: &Path, name: &str) -> Result<Option<Transcript>, ImportError> {
     Ok(read_file(dir, name)?.map(|(bytes, file)| {
-        let (lines, malformed) = transcript_lines(&bytes);
+        let (line_count, readable_end, malformed) = readable_prefix(&bytes);
         Transcript {
             file,
-            line_count: lines.len(),
+            line_count,
+            readable_end,
             malformed,
         }
     }))
 }
 
-/// The readable lines of a transcript the plan read as `planned`; the file must not have
-/// changed since (same size and mtime), or the manifest would describe other bytes.
-pub fn read_lines(dir: &Path, planned: &FileIdentity) -> Result<Vec<String>, ImportError> {
+/// The bytes of a transcript the plan read as `planned`; the file must not have changed
+/// since (same size, mtime and SHA-256), or the manifest would describe other bytes.
+fn reread(dir: &Path, planned: &FileIdentity) -> Result<Vec<u8>, ImportError> {
     let Some((bytes, now)) = read_file(dir, &planned.name)? else {
         return Err(ImportError::Malformed {
             path: dir.join(&planned.name),
@@ -170,7 +199,24 @@ pub fn read_lines(dir: &Path, planned: &FileIdentity) -> Result<Vec<String>, Imp
             what: "changed while importing (is a gateway writing it?)".into(),
         });
     }
-    Ok(transcript_lines(&bytes).0)
+    Ok(bytes)
+}
+
+/// The readable lines of a transcript the plan read as `planned` (see [`reread`]).
+pub fn read_lines(dir: &Path, planned: &FileIdentity) -> Result<Vec<String>, ImportError> {
+    Ok(transcript_lines(&reread(dir, planned)?).0)
+}
+
+/// The readable lines of a transcript the plan read as `planned`, whose readable prefix
+/// ends at `end` ([`Transcript::readable_end`]): the same bytes (see [`reread`]), so the
+/// prefix is split without parsing it again.
+pub fn read_prefix(
+    dir: &Path,
+    planned: &FileIdentity,
+    end: usize,
+) -> Result<Vec<String>, ImportError> {
+    let bytes = reread(dir, planned)?;
+    Ok(prefix_lines(&bytes[..end.min(bytes.len())]))
 }
 
 /// Whether a file name is a primary transcript (9.6's `isPrimarySessionTranscriptFileName`
@@ -183,17 +229,65 @@ pub fn is_primary_transcript(name: &str) -> bool {
         && !name.contains(".checkpoint.")
 }
 
+/// `read` of each name, by up to four threads; the results in the names' order (the
+/// first error in that order when one fails).
+fn read_many<T: Send>(
+    names: &[&str],
+    read: impl Fn(&str) -> Result<T, ImportError> + Sync,
+) -> Result<Vec<T>, ImportError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(names.len());
+    if threads <= 1 {
+        return names.iter().map(|n| read(n)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<Result<T, ImportError>>> = names.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(name) = names.get(i) else {
+                            return got;
+                        };
+                        got.push((i, read(name)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let got = w.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            for (i, r) in got {
+                slots[i] = Some(r);
+            }
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("every name was read"))
+        .collect()
+}
+
 /// Reads an agent's sessions directory.
 pub fn read(dir: &Path) -> Result<LegacyDir, ImportError> {
     let mut names: BTreeSet<String> = BTreeSet::new();
+    // Names that are there but not regular files (symlinks, FIFOs, directories).
+    let mut others: BTreeSet<String> = BTreeSet::new();
     match std::fs::read_dir(dir) {
         Ok(rd) => {
             for e in rd {
                 let e = e.map_err(|e| ImportError::io(dir, e))?;
+                let Some(n) = e.file_name().to_str().map(str::to_string) else {
+                    continue;
+                };
                 if e.file_type().map(|t| t.is_file()).unwrap_or(false) {
-                    if let Some(n) = e.file_name().to_str() {
-                        names.insert(n.to_string());
-                    }
+                    names.insert(n);
+                } else {
+                    others.insert(n);
                 }
             }
         }
@@ -225,7 +319,11 @@ pub fn read(dir: &Path) -> Result<LegacyDir, ImportError> {
         });
     };
     out.store = Some(store_id);
+    // The entries first, then every file to read, read by a few threads at once (each
+    // file is read whole, hashed and parsed: the import's costliest part before the
+    // writes), then the dir put together in the store's order.
     let mut claimed = BTreeSet::new();
+    let mut entries = Vec::new();
     for (key, entry) in store {
         let Value::Object(entry) = entry else {
             continue;
@@ -238,22 +336,62 @@ pub fn read(dir: &Path) -> Result<LegacyDir, ImportError> {
             continue;
         };
         let tname = format!("{sid}.jsonl");
-        let transcript = if names.contains(&tname) && OsStr::new(&tname).len() < 256 {
-            read_transcript(dir, &tname)?
-        } else {
-            None
+        let not_followed = match DataPath::beneath(dir, Path::new(&tname)) {
+            Err(e) => Some(e.to_string()),
+            Ok(p) if others.contains(&tname) => p.check().err().map(|e| e.to_string()),
+            Ok(_) => None,
         };
-        claimed.insert(tname);
+        let readable = names.contains(&tname) && OsStr::new(&tname).len() < 256;
+        claimed.insert(tname.clone());
+        entries.push((key, entry, sid, readable.then_some(tname), not_followed));
+    }
+    let orphans: Vec<&String> = names
+        .iter()
+        .filter(|n| is_primary_transcript(n) && !claimed.contains(*n))
+        .collect();
+    let wanted: BTreeSet<String> = entries
+        .iter()
+        .filter_map(|e| e.3.clone())
+        .chain(orphans.iter().map(|n| n.to_string()))
+        .collect();
+    let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    let transcripts: HashMap<&str, Option<Transcript>> = wanted
+        .iter()
+        .copied()
+        .zip(read_many(&wanted, |n| read_transcript(dir, n))?)
+        .collect();
+    let transcript_of = |n: Option<&str>| n.and_then(|n| transcripts.get(n).cloned().flatten());
+    let sides: Vec<String> = entries
+        .iter()
+        .filter(|e| transcript_of(e.3.as_deref()).is_some())
+        .flat_map(|e| {
+            [
+                format!("{}.trajectory.jsonl", e.2),
+                format!("{}.trajectory-path.json", e.2),
+            ]
+        })
+        .filter(|n| names.contains(n))
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let side_names: Vec<&str> = sides.iter().map(String::as_str).collect();
+    let side_ids: HashMap<&str, Option<FileIdentity>> = side_names
+        .iter()
+        .copied()
+        .zip(read_many(&side_names, |n| {
+            Ok(read_file(dir, n)?.map(|(_, id)| id))
+        })?)
+        .collect();
+    for (key, entry, sid, tname, not_followed) in entries {
+        let transcript = transcript_of(tname.as_deref());
         let mut sidecars = Vec::new();
         if transcript.is_some() {
             for side in [
                 format!("{sid}.trajectory.jsonl"),
                 format!("{sid}.trajectory-path.json"),
             ] {
-                if names.contains(&side) {
-                    if let Some((_, id)) = read_file(dir, &side)? {
-                        sidecars.push(id);
-                    }
+                if let Some(Some(id)) = side_ids.get(side.as_str()) {
+                    sidecars.push(id.clone());
                 }
             }
         }
@@ -263,13 +401,12 @@ pub fn read(dir: &Path) -> Result<LegacyDir, ImportError> {
             session_id: sid,
             transcript,
             sidecars,
+            not_followed,
         });
     }
-    for name in &names {
-        if is_primary_transcript(name) && !claimed.contains(name) {
-            if let Some(t) = read_transcript(dir, name)? {
-                out.orphans.push((name.clone(), t));
-            }
+    for name in orphans {
+        if let Some(t) = transcript_of(Some(name)) {
+            out.orphans.push((name.clone(), t));
         }
     }
     Ok(out)

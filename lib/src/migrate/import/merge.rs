@@ -204,13 +204,14 @@ pub fn add_sessions(
             });
             continue;
         }
+        let transcript = write::prepare(&tx, &s.lines, now_ms).map_err(ImportError::sqlite(db))?;
         let w = write::session(
             &tx,
             &write::SessionInput {
                 key: &s.key,
                 entry: &s.entry,
                 session_id: &s.session_id,
-                lines: &s.lines,
+                transcript: &transcript,
                 transcript_mtime_ms: s.transcript_mtime_ms,
                 now_ms,
             },

@@ -4,6 +4,10 @@
 //! `transcript_event_identities`, then the projection of the visible branch
 //! (`session_transcript_active_events`, the FTS rows) and its state
 //! (`session_transcript_index_state`, `transcript_rewrite_watermarks`).
+//!
+//! A transcript's rows are computed first ([`prepare`]: parse, identities, zstd frames,
+//! navigation facts, the visible branch), apart from the database being written, so the
+//! import can compute the next session's while this one's are inserted ([`session`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -22,8 +26,8 @@ pub struct SessionInput<'a> {
     pub entry: &'a Map<String, Value>,
     /// `sessionId`.
     pub session_id: &'a str,
-    /// The transcript's readable lines.
-    pub lines: &'a [String],
+    /// The transcript's rows ([`prepare`]).
+    pub transcript: &'a PreparedTranscript,
     /// The transcript's mtime in ms (`transcript_updated_at`).
     pub transcript_mtime_ms: i64,
     /// The clock, for rows 9.6 stamps with `Date.now()`.
@@ -292,29 +296,8 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
             "primary"
         }
     };
-    // Events first (in memory), so the window's updated_at is known.
-    let mut prepared = Vec::with_capacity(s.lines.len());
-    let mut seen_ids = HashSet::new();
-    let mut seen_keys = HashSet::new();
-    for line in s.lines {
-        let Ok((value, json)) = rows::event_line(line) else {
-            continue;
-        };
-        let created = rows::event_created_at(&value).map_or(s.now_ms, |f| f as i64);
-        let mut ident = rows::event_identity(&value);
-        if let Some(i) = &mut ident {
-            if !seen_ids.insert(i.event_id.clone()) {
-                continue;
-            }
-            if let Some(k) = &i.message_idempotency_key {
-                if !seen_keys.insert(k.clone()) {
-                    i.message_idempotency_key = None;
-                }
-            }
-        }
-        prepared.push((value, json, created, ident));
-    }
-    let last_event_at = prepared.iter().map(|p| p.2).max();
+    let t = s.transcript;
+    let last_event_at = t.events.iter().map(|p| p.created).max();
     let created_at = ["sessionStartedAt", "startedAt", "updatedAt"]
         .iter()
         .find_map(|k| num(k).filter(|f| *f >= 0.0))
@@ -379,8 +362,8 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
         let mut ins_ident = conn.prepare_cached(
             "INSERT INTO transcript_event_identities (session_id, event_id, seq, event_type, parent_id, message_idempotency_key, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        for (seq, (value, json, created, ident)) in prepared.iter().enumerate() {
-            let p = rows::event_payload(conn, json, value)?;
+        for (seq, ev) in t.events.iter().enumerate() {
+            let (p, created) = (&ev.payload, ev.created);
             ins_event.execute(params![
                 s.session_id,
                 seq as i64,
@@ -390,7 +373,7 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
                 p.navigation_json,
                 created
             ])?;
-            if let Some(i) = ident {
+            if let Some(i) = &ev.ident {
                 ins_ident.execute(params![
                     s.session_id,
                     i.event_id,
@@ -403,21 +386,92 @@ pub fn session(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<Writ
             }
         }
     }
-    projection(conn, s, &prepared)?;
+    insert_projection(conn, s)?;
     Ok(Written {
-        events: prepared.len(),
+        events: t.events.len(),
     })
 }
 
-type Prepared = (Value, String, i64, Option<rows::EventIdentity>);
+/// One line's rows.
+struct PreparedEvent {
+    /// Its `transcript_events` columns.
+    payload: rows::EventPayload,
+    /// `created_at`.
+    created: i64,
+    /// Its `transcript_event_identities` row, when it has an id.
+    ident: Option<rows::EventIdentity>,
+}
+
+/// One line of the visible branch: its FTS row and its active row, when it has them.
+struct ProjectionRow {
+    fts: Option<rows::FtsEntry>,
+    /// `(active_position, event_seq, message_position, context_eligible)`.
+    active: Option<(i64, i64, Option<i64>, i64)>,
+}
+
+/// A transcript's rows as [`session`] inserts them, computed by [`prepare`].
+pub struct PreparedTranscript {
+    events: Vec<PreparedEvent>,
+    projection: Vec<ProjectionRow>,
+    leaf: Option<String>,
+    active_events: i64,
+    active_messages: i64,
+}
+
+/// Computes the rows of a transcript's readable `lines` (`now_ms` stands in for a line
+/// without a timestamp). `nav` only evaluates SQLite's JSON functions (the navigation
+/// facts of compressed lines); any connection does, an in-memory one included.
+pub fn prepare(
+    nav: &Connection,
+    lines: &[String],
+    now_ms: i64,
+) -> rusqlite::Result<PreparedTranscript> {
+    let mut parsed: Vec<(Value, String, i64, Option<rows::EventIdentity>)> =
+        Vec::with_capacity(lines.len());
+    let mut seen_ids = HashSet::new();
+    let mut seen_keys = HashSet::new();
+    for line in lines {
+        let Ok((value, json)) = rows::event_line(line) else {
+            continue;
+        };
+        let created = rows::event_created_at(&value).map_or(now_ms, |f| f as i64);
+        let mut ident = rows::event_identity(&value);
+        if let Some(i) = &mut ident {
+            if !seen_ids.insert(i.event_id.clone()) {
+                continue;
+            }
+            if let Some(k) = &i.message_idempotency_key {
+                if !seen_keys.insert(k.clone()) {
+                    i.message_idempotency_key = None;
+                }
+            }
+        }
+        parsed.push((value, json, created, ident));
+    }
+    let (projection, leaf, active_events, active_messages) = projection(&parsed);
+    let mut events = Vec::with_capacity(parsed.len());
+    for (value, json, created, ident) in parsed {
+        events.push(PreparedEvent {
+            payload: rows::event_payload(nav, &json, &value)?,
+            created,
+            ident,
+        });
+    }
+    Ok(PreparedTranscript {
+        events,
+        projection,
+        leaf,
+        active_events,
+        active_messages,
+    })
+}
+
+type Parsed = (Value, String, i64, Option<rows::EventIdentity>);
 
 /// The visible branch (root to the last entry, through `parentId`) as 9.6's projection
-/// rebuild walks it: active rows, FTS rows and the index state.
-fn projection(
-    conn: &Connection,
-    s: &SessionInput<'_>,
-    events: &[Prepared],
-) -> rusqlite::Result<()> {
+/// rebuild walks it: its FTS and active rows, the leaf, and the active event and message
+/// counts.
+fn projection(events: &[Parsed]) -> (Vec<ProjectionRow>, Option<String>, i64, i64) {
     // The tree: entries with an id (not the header); the leaf is the last one.
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut leaf: Option<&str> = None;
@@ -451,27 +505,13 @@ fn projection(
     };
     let mut active = 0i64;
     let mut messages = 0i64;
-    let mut ins_active = conn.prepare_cached(
-        "INSERT INTO session_transcript_active_events (session_id, active_position, event_seq, message_position, context_eligible) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    let mut ins_fts_row = conn.prepare_cached(
-        "INSERT INTO session_transcript_fts_rows (session_id, message_id) VALUES (?1, ?2)",
-    )?;
-    let mut ins_fts = conn.prepare_cached(
-        "INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, timestamp) VALUES (last_insert_rowid(), ?1, ?2, ?3, ?4, ?5)",
-    )?;
+    let mut out = Vec::new();
     for seq in visible {
         let (v, _, created, _) = &events[seq];
-        if let Some(f) = rows::fts_entry(v, *created as f64) {
-            ins_fts_row.execute(params![s.session_id, f.message_id])?;
-            ins_fts.execute(params![
-                f.text,
-                s.session_id,
-                f.message_id,
-                f.role,
-                f.timestamp
-            ])?;
-        }
+        let mut row = ProjectionRow {
+            fts: rows::fts_entry(v, *created as f64),
+            active: None,
+        };
         let is_header = v.get("type").and_then(Value::as_str) == Some("session");
         let has_message = v.as_object().is_some_and(|o| o.contains_key("message"));
         let tree_entry = v
@@ -484,6 +524,7 @@ fn projection(
             );
         if is_header || !v.is_object() || !(rows::is_indexed_entry(v) || tree_entry || has_message)
         {
+            out.push(row);
             continue;
         }
         let excluded = v
@@ -491,16 +532,46 @@ fn projection(
             .and_then(|m| m.get("excludeFromContext"))
             .and_then(Value::as_bool)
             == Some(true);
-        ins_active.execute(params![
-            s.session_id,
+        row.active = Some((
             active,
             seq as i64,
             has_message.then_some(messages),
-            if excluded { 0 } else { 1 }
-        ])?;
+            if excluded { 0 } else { 1 },
+        ));
+        out.push(row);
         active += 1;
         if has_message {
             messages += 1;
+        }
+    }
+    (out, leaf.map(str::to_string), active, messages)
+}
+
+/// Inserts the projection [`prepare`] computed, and the index state and watermark rows.
+fn insert_projection(conn: &Connection, s: &SessionInput<'_>) -> rusqlite::Result<()> {
+    let t = s.transcript;
+    let mut ins_active = conn.prepare_cached(
+        "INSERT INTO session_transcript_active_events (session_id, active_position, event_seq, message_position, context_eligible) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut ins_fts_row = conn.prepare_cached(
+        "INSERT INTO session_transcript_fts_rows (session_id, message_id) VALUES (?1, ?2)",
+    )?;
+    let mut ins_fts = conn.prepare_cached(
+        "INSERT INTO session_transcript_fts (rowid, text, session_id, message_id, role, timestamp) VALUES (last_insert_rowid(), ?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for row in &t.projection {
+        if let Some(f) = &row.fts {
+            ins_fts_row.execute(params![s.session_id, f.message_id])?;
+            ins_fts.execute(params![
+                f.text,
+                s.session_id,
+                f.message_id,
+                f.role,
+                f.timestamp
+            ])?;
+        }
+        if let Some((position, seq, message, eligible)) = row.active {
+            ins_active.execute(params![s.session_id, position, seq, message, eligible])?;
         }
     }
     conn.prepare_cached(
@@ -508,10 +579,10 @@ fn projection(
     )?
     .execute(params![
         s.session_id,
-        events.len() as i64 - 1,
-        leaf,
-        active,
-        messages,
+        t.events.len() as i64 - 1,
+        t.leaf,
+        t.active_events,
+        t.active_messages,
         s.now_ms
     ])?;
     conn.prepare_cached(
