@@ -10,13 +10,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use clawstate::compaction::auto::AutoRequest;
-use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::exit;
 use clawstate::install::context::StateContext;
 use clawstate::js::jsjson;
+use clawstate::ops::compaction_ops::auto::AutoRequest;
+use clawstate::ops::compaction_ops::{self as ops, CheckOptions, RunOptions, SummarySource};
 use clawstate::ops::delegation;
 use clawstate::store::store_lock::{LockWait, Waiting};
 use common::{
@@ -543,8 +543,11 @@ fn auto(
     // array at the end.
     let mut lines: Vec<Value> = Vec::new();
     let mut output: Result<(), Failure> = Ok(());
-    let failure =
-        clawstate::compaction::auto::auto(ctx, &req, &mut |w| warn(PROG, w), &mut |line| {
+    let failure = clawstate::ops::compaction_ops::auto::auto(
+        ctx,
+        &req,
+        &mut |w| warn(PROG, w),
+        &mut |line| {
             let printed = common::document(&line).and_then(|v| {
                 if mode == OutputMode::Json {
                     lines.push(v);
@@ -560,8 +563,9 @@ fn auto(
                     ControlFlow::Break(())
                 }
             }
-        })
-        .or_fail()?;
+        },
+    )
+    .or_fail()?;
     output?;
     if mode == OutputMode::Json {
         out(&(jsjson::to_string_pretty(&Value::Array(lines)) + "\n"))?;

@@ -4,6 +4,7 @@
 pub mod session_report;
 pub mod transcript_ops;
 
+pub mod compaction_ops;
 pub mod delegation;
 pub mod doctor;
 pub mod session_ops;

@@ -20,21 +20,21 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use super::bookkeeping::{self, Checkpoint, CompactionRecord};
-use super::commit::{self, CommitError, StoreSide};
-use super::entry::{self, CompactWriteError, EntryError, EntryFields};
-use super::extractive::Extractor;
-use super::index::Kind;
-use super::overhead::{self, Overhead};
-use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
-use super::prompt::{self, PromptError};
-use super::repaired::{self, View};
-use super::rotate::{self, RotateError};
-use super::row_facts::Role;
-use super::scan::{self, ScanError, Scanned};
-use super::settings::{self, Overrides, Settings};
-use super::summarizer::{self, Call, SummarizerCommand, SummarizerError};
-use super::truncate::{self, TruncateError};
+use crate::compaction::bookkeeping::{self, Checkpoint, CompactionRecord};
+use crate::compaction::commit::{self, CommitError, StoreSide};
+use crate::compaction::entry::{self, CompactWriteError, EntryError, EntryFields};
+use crate::compaction::extractive::Extractor;
+use crate::compaction::index::Kind;
+use crate::compaction::overhead::{self, Overhead};
+use crate::compaction::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
+use crate::compaction::prompt::{self, PromptError};
+use crate::compaction::repaired::{self, View};
+use crate::compaction::rotate::{self, RotateError};
+use crate::compaction::row_facts::Role;
+use crate::compaction::scan::{self, ScanError, Scanned};
+use crate::compaction::settings::{self, Overrides, Settings};
+use crate::compaction::summarizer::{self, Call, SummarizerCommand, SummarizerError};
+use crate::compaction::truncate::{self, TruncateError};
 use crate::exit::{self, ExitCode};
 use crate::install::context::StateContext;
 use crate::js;
@@ -47,6 +47,8 @@ use crate::transcript::write_lock::{
     AcquireOptions, WriteLock, WriteLockError, WriteLockGuard, WriteLockSettings,
     DEFAULT_MAX_HOLD_MS,
 };
+
+pub mod auto;
 
 /// Why a compaction command failed; nothing was written unless the message says so.
 #[derive(Debug, Error)]

@@ -14,7 +14,7 @@ use crate::install::context::StateContext;
 use crate::ops::session_ops::OpsError;
 use crate::store::{LoadOptions, SessionStore};
 
-use super::ops::{self, CheckOptions, CompactError, RunOptions};
+use super::{self as ops, CheckOptions, CompactError, RunOptions};
 
 /// What `auto` does.
 #[derive(Debug, Clone)]
