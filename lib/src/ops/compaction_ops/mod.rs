@@ -183,7 +183,7 @@ pub fn live_gateway_rule(
     if dry_run {
         return Ok(None);
     }
-    Ok(crate::ops::session_ops::check_live_gateway(ctx)?)
+    Ok(ctx.check_live_gateway().map_err(OpsError::from)?)
 }
 
 fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool {

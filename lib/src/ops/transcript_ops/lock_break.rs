@@ -101,7 +101,7 @@ pub fn lock_status(
     }
     if all {
         for t in ctx.targets()? {
-            let dir = crate::ops::session_ops::resolver_for(ctx, &t)
+            let dir = crate::store::transcript_path::TranscriptResolver::for_target(ctx, &t)
                 .real_dir()
                 .to_path_buf();
             let found = locks::lock_files_in(&dir).map_err(|source| TranscriptOpError::Io {
