@@ -273,17 +273,24 @@ pub struct CheckDoc {
     pub should_compact: bool,
 }
 
-/// The part of `check`'s decision `plan` repeats as `due`.
+/// The part of `check`'s decision `plan` repeats as `due` (see [`CheckDoc`]).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct DueDecision {
-    should_compact: bool,
-    reasons: Vec<&'static str>,
-    context_tokens: Value,
-    transcript_tokens: Value,
-    source: &'static str,
-    threshold: i64,
-    overhead: Value,
+pub struct DueDecision {
+    /// Whether compaction is due.
+    pub should_compact: bool,
+    /// `threshold`, `transcript_bytes`.
+    pub reasons: Vec<&'static str>,
+    /// The context's tokens.
+    pub context_tokens: Value,
+    /// The transcript's tokens.
+    pub transcript_tokens: Value,
+    /// `usage` or `estimate`.
+    pub source: &'static str,
+    /// The threshold.
+    pub threshold: i64,
+    /// The fixed prompt overhead.
+    pub overhead: Value,
 }
 
 impl DueDecision {
@@ -444,10 +451,81 @@ fn decide(
     Ok(CheckReport { doc, due })
 }
 
-fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Value> {
+fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Option<String>> {
     idx.iter()
-        .map(|&i| scan.id(path[i].row).map_or(Value::Null, |s| json!(s)))
+        .map(|&i| scan.id(path[i].row).map(String::from))
         .collect()
+}
+
+/// What `plan` printed: `prepareCompaction` on the transcript as the gateway compacts it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanReport {
+    /// The store key.
+    pub key: Option<String>,
+    /// The transcript.
+    pub path: String,
+    /// The leaf the plan starts from.
+    pub leaf_id: Option<String>,
+    /// The recent tokens kept.
+    pub keep_recent_tokens: u64,
+    /// The tokens kept free for the reply.
+    pub reserve_tokens: u64,
+    /// The repair the gateway makes first.
+    pub repair_first: Value,
+    /// `check`'s decision.
+    pub due: DueDecision,
+    /// Whether there is anything to compact.
+    pub compactable: bool,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// The cut, when compactable.
+    #[serde(flatten)]
+    pub cut: Option<PlanCut>,
+}
+
+/// The cut `plan` found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanCut {
+    /// The first entry kept.
+    pub first_kept_entry_id: String,
+    /// The context's tokens before.
+    pub tokens_before: Value,
+    /// Whether the cut splits a turn.
+    pub is_split_turn: bool,
+    /// The split turn's first entry.
+    pub turn_start_entry_id: Option<String>,
+    /// The compaction before this one.
+    pub previous_compaction_id: Option<String>,
+    /// Where the summarised part starts.
+    pub boundary_start_entry_id: Option<String>,
+    /// The entries summarised.
+    pub messages_to_summarize: Vec<Option<String>>,
+    /// The split turn's prefix, summarised apart.
+    pub turn_prefix_messages: Vec<Option<String>>,
+    /// The entries kept.
+    pub kept_entries: Vec<Option<String>>,
+    /// Files read, not modified.
+    pub read_files: Vec<String>,
+    /// Files modified.
+    pub modified_files: Vec<String>,
+    /// Whether the manual hardening rule applies.
+    pub hardening: bool,
+    /// With `--messages`, the converted messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<PlanMessages>,
+}
+
+/// The messages a compaction would summarise, converted as the model sees them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanMessages {
+    /// The summarised part.
+    pub messages_to_summarize: Vec<Value>,
+    /// The split turn's prefix.
+    pub turn_prefix_messages: Vec<Value>,
 }
 
 /// `plan`: `prepareCompaction` as JSON on the transcript as the gateway compacts it (the
@@ -458,7 +536,7 @@ pub fn plan_json(
     s: &SessionRef,
     o: &CheckOptions,
     messages: bool,
-) -> Result<Value, CompactError> {
+) -> Result<PlanReport, CompactError> {
     let st = settings_for(ctx, s, &o.overrides);
     let view = repaired::scan(&s.file, ctx.now_ms, o.repair)?;
     let due = DueDecision::of(decide(ctx, s, o, &view)?.doc);
@@ -466,74 +544,60 @@ pub fn plan_json(
     let path = active_path(scan);
     let previous = previous_row(scan, &path)?;
     let prep = plan::prepare(scan, &path, st.keep_recent_tokens, previous.as_ref())?;
-    let mut doc = Map::new();
-    doc.insert("key".into(), json!(s.key));
-    doc.insert("path".into(), json!(s.path.to_string_lossy()));
-    doc.insert("leafId".into(), json!(scan.index.leaf_id()));
-    doc.insert("keepRecentTokens".into(), json!(st.keep_recent_tokens));
-    doc.insert("reserveTokens".into(), json!(st.reserve_tokens));
-    doc.insert(
-        "repairFirst".into(),
-        repaired::repair_json(view.repair.as_ref()),
-    );
-    doc.insert("due".into(), json!(due));
-    let Some(p) = prep else {
-        let last_is_compaction = !path.is_empty();
-        doc.insert("compactable".into(), json!(false));
-        doc.insert(
-            "reason".into(),
-            json!(if last_is_compaction {
-                "Already compacted"
-            } else {
-                "Nothing to compact (session too small)"
-            }),
-        );
-        return Ok(Value::Object(doc));
+    let mut doc = PlanReport {
+        key: s.key.clone(),
+        path: s.path.to_string_lossy().into_owned(),
+        leaf_id: scan.index.leaf_id().map(String::from),
+        keep_recent_tokens: st.keep_recent_tokens,
+        reserve_tokens: st.reserve_tokens,
+        repair_first: repaired::repair_json(view.repair.as_ref()),
+        due,
+        compactable: false,
+        reason: None,
+        cut: None,
     };
-    doc.insert("compactable".into(), json!(true));
-    doc.insert("firstKeptEntryId".into(), json!(p.first_kept_entry_id));
-    doc.insert("tokensBefore".into(), entry::number(p.tokens_before));
-    doc.insert("isSplitTurn".into(), json!(p.cut.is_split_turn));
-    doc.insert(
-        "turnStartEntryId".into(),
-        json!(p
+    let Some(p) = prep else {
+        doc.reason = Some(if !path.is_empty() {
+            "Already compacted"
+        } else {
+            "Nothing to compact (session too small)"
+        });
+        return Ok(doc);
+    };
+    let id = |i: usize| scan.id(path[i].row).map(String::from);
+    let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
+    let messages = if messages {
+        let (h, t) = summarized_messages(scan, &path, &p)?;
+        Some(PlanMessages {
+            messages_to_summarize: h,
+            turn_prefix_messages: t,
+        })
+    } else {
+        None
+    };
+    doc.compactable = true;
+    doc.cut = Some(PlanCut {
+        first_kept_entry_id: p.first_kept_entry_id.clone(),
+        tokens_before: entry::number(p.tokens_before),
+        is_split_turn: p.cut.is_split_turn,
+        turn_start_entry_id: p
             .cut
             .turn_start_index
             .filter(|_| p.cut.is_split_turn)
-            .and_then(|i| scan.id(path[i].row))),
-    );
-    doc.insert(
-        "previousCompactionId".into(),
-        json!(p.previous_compaction.and_then(|i| scan.id(path[i].row))),
-    );
-    doc.insert(
-        "boundaryStartEntryId".into(),
-        json!(path.get(p.boundary_start).and_then(|e| scan.id(e.row))),
-    );
-    doc.insert(
-        "messagesToSummarize".into(),
-        Value::Array(ids_of(scan, &path, &p.messages_to_summarize)),
-    );
-    doc.insert(
-        "turnPrefixMessages".into(),
-        Value::Array(ids_of(scan, &path, &p.turn_prefix_messages)),
-    );
-    let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
-    doc.insert(
-        "keptEntries".into(),
-        Value::Array(ids_of(scan, &path, &kept)),
-    );
-    doc.insert("readFiles".into(), json!(p.read_files));
-    doc.insert("modifiedFiles".into(), json!(p.modified_files));
-    doc.insert("hardening".into(), json!(!st.keep_recent_explicit));
-    if messages {
-        let (h, t) = summarized_messages(scan, &path, &p)?;
-        doc.insert(
-            "messages".into(),
-            json!({"messagesToSummarize": h, "turnPrefixMessages": t}),
-        );
-    }
-    Ok(Value::Object(doc))
+            .and_then(id),
+        previous_compaction_id: p.previous_compaction.and_then(id),
+        boundary_start_entry_id: (p.boundary_start < path.len())
+            .then(|| id(p.boundary_start))
+            .flatten(),
+        messages_to_summarize: ids_of(scan, &path, &p.messages_to_summarize),
+        turn_prefix_messages: ids_of(scan, &path, &p.turn_prefix_messages),
+        kept_entries: ids_of(scan, &path, &kept),
+        read_files: p.read_files.clone(),
+        modified_files: p.modified_files.clone(),
+        hardening: !st.keep_recent_explicit,
+        messages,
+    });
+    Ok(doc)
 }
 
 fn previous_row(scan: &Scanned, path: &[PathEntry]) -> Result<Option<Value>, CompactError> {
