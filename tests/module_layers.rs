@@ -623,20 +623,18 @@ fn the_library_has_no_import_cycles() {
 /// backticks (`` `fs/` ``, `` `exit` ``).
 fn layers(doc: &str) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
-    let mut rows = doc
+    let rows = doc
         .lines()
         .skip_while(|l| !l.starts_with("| Layer"))
         .skip(2)
         .take_while(|l| l.starts_with('|'));
-    let mut rank = 0;
-    for row in rows.by_ref() {
+    for (rank, row) in rows.enumerate() {
         let cell = row.trim_start_matches('|').split('|').next().unwrap_or("");
         for (k, part) in cell.split('`').enumerate() {
             if k % 2 == 1 {
                 out.insert(part.trim_end_matches('/').to_string(), rank);
             }
         }
-        rank += 1;
     }
     out
 }
