@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::compaction::bookkeeping::{self, Checkpoint, CompactionRecord};
@@ -825,12 +825,44 @@ pub struct Compacted {
     pub rotation: Option<Value>,
     /// The repair the gateway makes first.
     pub repair_first: Value,
-    /// The store write (`path`, `written`, `entry`), when the session has an entry.
-    pub store: Value,
+    /// The store write, when the session has an entry.
+    pub store: Option<StoreWrite>,
     /// The signal recorded, when written.
-    pub signal: Value,
+    pub signal: Option<SignalRecord>,
     /// The live-gateway warning, if any.
     pub warning: Option<String>,
+}
+
+/// The store side of a compaction.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreWrite {
+    /// The store.
+    pub path: String,
+    /// Whether it was written (not for a dry run).
+    pub written: bool,
+    /// The entry after.
+    pub entry: Value,
+}
+
+/// The compaction signal, as recorded or not.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SignalRecord {
+    /// Recorded in the signal log.
+    Recorded {
+        /// Always true.
+        recorded: bool,
+        /// Its sequence number.
+        sequence: i64,
+    },
+    /// Not recorded.
+    Failed {
+        /// Always false.
+        recorded: bool,
+        /// Why.
+        error: String,
+    },
 }
 
 /// The gateway's `compact` result.
@@ -1042,8 +1074,8 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<RunRepo
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let mut store_doc = Value::Null;
-    let mut signal_doc = Value::Null;
+    let mut store_doc = None;
+    let mut signal_doc = None;
     let mut store_side = None;
     if let (Some(key), Some(target)) = (&s.key, &s.target) {
         let cp = bookkeeping::checkpoint_record(&Checkpoint {
@@ -1076,7 +1108,11 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<RunRepo
                 bookkeeping::apply_compaction(e, &record)
             })?;
         store_side = side;
-        store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
+        store_doc = Some(StoreWrite {
+            path: target.store_path.to_string_lossy().into_owned(),
+            written: !o.dry_run,
+            entry: updated,
+        });
     }
     if let Some(sides) = transcript_side {
         commit::commit_all(sides, store_side)?;
@@ -1084,9 +1120,15 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<RunRepo
     if let (Some(key), Some(target), false) = (&s.key, &s.target, o.dry_run) {
         let op = uuid::Uuid::new_v4().to_string();
         signal_doc = match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
-            None => Value::Null,
-            Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
-            Some(Err(e)) => json!({"recorded": false, "error": e}),
+            None => None,
+            Some(Ok(seq)) => Some(SignalRecord::Recorded {
+                recorded: true,
+                sequence: seq,
+            }),
+            Some(Err(e)) => Some(SignalRecord::Failed {
+                recorded: false,
+                error: e,
+            }),
         };
     }
     let result = CompactionResult {
