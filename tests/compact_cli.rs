@@ -162,6 +162,55 @@ fn run_extractive_hardens_and_updates_the_store() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o.stdout);
     assert_eq!(doc["hardened"], true);
+    // The document's keys, in the order the peer-shaped report prints them.
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        keys(&doc),
+        [
+            "ok",
+            "compacted",
+            "dryRun",
+            "key",
+            "path",
+            "result",
+            "entry",
+            "hardened",
+            "plannedFirstKeptEntryId",
+            "isSplitTurn",
+            "rotation",
+            "repairFirst",
+            "store",
+            "signal",
+            "warning"
+        ]
+    );
+    assert_eq!(
+        keys(&doc["result"]),
+        [
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "tokensAfter",
+            "details"
+        ]
+    );
+    assert_eq!(keys(&doc["store"]), ["path", "written", "entry"]);
+    assert_eq!(doc["store"]["written"], true);
+    match keys(&doc["signal"]).as_slice() {
+        [] => assert_eq!(doc["signal"], Value::Null),
+        [r, x] => {
+            assert_eq!(
+                (r.as_str(), doc["signal"]["recorded"].as_bool()),
+                ("recorded", Some(x == "sequence"))
+            );
+            assert!(x == "sequence" || x == "error", "{}", doc["signal"]);
+        }
+        other => panic!("signal {other:?}"),
+    }
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with(std::str::from_utf8(&before).unwrap()));
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();

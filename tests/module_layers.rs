@@ -1,12 +1,16 @@
-//! The library's modules import one another without cycles (docs/architecture.md, "No
-//! cycles, no climbs").
+//! The library's modules import one another without cycles and without climbing a layer
+//! (docs/architecture.md, "No cycles, no climbs").
 //!
 //! Every file of `lib/src` is one module (`a/b.rs` is `a::b`, `a/mod.rs` is `a`). The test
 //! reads each file's paths — `use crate::…`, `use super::…`, `use self::…`, a child module
 //! named by its bare name, and the same paths written inline in code (`crate::x::f()`) —
 //! resolves each to the deepest file module it names, and fails on any cycle in that graph,
-//! naming the modules of the cycle and the line of each import that closes it. Code under
-//! `#[cfg(test)]` is left out: a unit test may use what it likes.
+//! naming the modules of the cycle and the line of each import that closes it. It also reads
+//! the layer table of `docs/architecture.md` (bottom-up, one row per layer, the top-level
+//! modules of a row named in its first cell) and fails on any import from a module of one
+//! layer into a module of a higher one, naming the edge and its line, and on a top-level
+//! module the table does not place. Code under `#[cfg(test)]` is left out: a unit test may
+//! use what it likes.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
@@ -611,6 +615,126 @@ fn the_library_has_no_import_cycles() {
          of its own below both):\n{}",
         found.len(),
         text.join("\n")
+    );
+}
+
+/// The layer of each top-level module, from the table of `docs/architecture.md`: the rows
+/// after the `| Layer (…) |` header, bottom-up, each first cell naming its modules in
+/// backticks (`` `fs/` ``, `` `exit` ``).
+fn layers(doc: &str) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let rows = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| Layer"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    for (rank, row) in rows.enumerate() {
+        let cell = row.trim_start_matches('|').split('|').next().unwrap_or("");
+        for (k, part) in cell.split('`').enumerate() {
+            if k % 2 == 1 {
+                out.insert(part.trim_end_matches('/').to_string(), rank);
+            }
+        }
+    }
+    out
+}
+
+/// Imports that climb a layer, and still exist, which another change removes: each as the
+/// importing module and the imported one. A climb listed here is not reported.
+const KNOWN_CLIMBS: &[(&str, &str)] = &[
+    // The change watcher; being moved below both (agent_db must not know signals).
+    ("agent_db::follow", "signals::follow"),
+];
+
+/// Every import from a module into a module of a higher layer (`from → to (file:line)`),
+/// and every top-level module `layer` does not place.
+fn climbs(
+    edges: &BTreeMap<ModPath, BTreeMap<ModPath, (PathBuf, usize)>>,
+    layer: &BTreeMap<String, usize>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut unplaced = BTreeSet::new();
+    for (from, tos) in edges {
+        let Some(top) = from.first() else { continue };
+        let Some(&low) = layer.get(top) else {
+            unplaced.insert(top.clone());
+            continue;
+        };
+        for (to, (file, line)) in tos {
+            let Some(up) = to.first() else { continue };
+            let Some(&high) = layer.get(up) else {
+                unplaced.insert(up.clone());
+                continue;
+            };
+            if high > low && !KNOWN_CLIMBS.contains(&(name(from).as_str(), name(to).as_str())) {
+                found.push(format!(
+                    "{} → {} ({}:{line}): layer `{top}` imports the higher layer `{up}`",
+                    name(from),
+                    name(to),
+                    file.display()
+                ));
+            }
+        }
+    }
+    found.extend(
+        unplaced
+            .into_iter()
+            .map(|m| format!("`{m}` is in no layer of the table in docs/architecture.md")),
+    );
+    found
+}
+
+#[test]
+fn no_module_imports_a_higher_layer() {
+    let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let doc = fs::read_to_string(&doc_path).unwrap();
+    let layer = layers(&doc);
+    assert!(
+        layer.len() > 5,
+        "no layer table found in {}: {layer:?}",
+        doc_path.display()
+    );
+    let found = climbs(&graph(&lib_src()), &layer);
+    assert!(
+        found.is_empty(),
+        "lib/src has {} import(s) against the layers of docs/architecture.md (a module uses \
+         only modules of its own layer or a lower one; move the piece it needs down, or the \
+         importing module up):\n  {}",
+        found.len(),
+        found.join("\n  ")
+    );
+}
+
+/// The layer check reads the table's rows bottom-up and names each climbing import.
+#[test]
+fn the_layer_check_names_each_climb() {
+    let doc = "# A\n\n| Layer (`src/`) | Modules |\n| --- | --- |\n| `a`, `b/` | x |\n\
+               | `c/` | y |\n\nAfter.\n| `d` | not a layer row |\n";
+    let layer = layers(doc);
+    assert_eq!(
+        layer.into_iter().collect::<Vec<_>>(),
+        [("a".into(), 0), ("b".into(), 0), ("c".into(), 1)]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    fs::create_dir_all(src.join("b")).unwrap();
+    fs::write(
+        src.join("lib.rs"),
+        "pub mod a;\npub mod b;\npub mod c;\npub mod d;\n",
+    )
+    .unwrap();
+    fs::write(src.join("a.rs"), "use crate::b::y;\n").unwrap();
+    fs::write(src.join("b/mod.rs"), "pub mod y;\n").unwrap();
+    fs::write(src.join("b/y.rs"), "\nuse crate::c::Z;\nuse crate::a;\n").unwrap();
+    fs::write(src.join("c.rs"), "use crate::a;\npub struct Z;\n").unwrap();
+    fs::write(src.join("d.rs"), "use crate::a;\n").unwrap();
+    let found = climbs(&graph(src), &layers(doc));
+    assert_eq!(
+        found,
+        [
+            "b::y → c (b/y.rs:2): layer `b` imports the higher layer `c`",
+            "`d` is in no layer of the table in docs/architecture.md",
+        ]
     );
 }
 

@@ -10,13 +10,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use clawstate::compaction::auto::AutoRequest;
-use clawstate::compaction::ops::{self, CheckOptions, RunOptions, SummarySource};
 use clawstate::compaction::settings::Overrides;
 use clawstate::compaction::summarizer::SummarizerCommand;
 use clawstate::exit;
 use clawstate::install::context::StateContext;
 use clawstate::js::jsjson;
+use clawstate::ops::compaction_ops::auto::AutoRequest;
+use clawstate::ops::compaction_ops::{self as ops, CheckOptions, RunOptions, SummarySource};
 use clawstate::ops::delegation;
 use clawstate::store::store_lock::{LockWait, Waiting};
 use common::{
@@ -302,8 +302,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
                 std::process::exit(exit::FAILURE);
             }
-            let j = &r.json;
-            print_doc(mode, j, || {
+            let j = &common::document(&r.doc)?;
+            print_doc(mode, &r.doc, || {
                 text_line(&format!(
                     "{}: {} context tokens ({}{}), threshold {} (window {} − reserve {}): {}",
                     s.path.display(),
@@ -365,8 +365,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 repair: !no_repair,
             };
             let doc = ops::run(&ctx, &s, &opts).or_fail()?;
-            report_warnings(&doc);
-            print_doc(mode, &doc, || run_text(&doc))
+            let v = common::document(&doc)?;
+            report_warnings(&v);
+            print_doc(mode, &doc, || run_text(&v))
         }
         Command::Truncate {
             session,
@@ -392,24 +393,25 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let s = ops::resolve(&ctx, &session).or_fail()?;
             let doc =
                 ops::truncate(&ctx, &s, max_lines, dry_run, wait.policy(waiting)).or_fail()?;
-            report_warnings(&doc);
+            report_warnings(&common::document(&doc)?);
+            let kept = doc
+                .kept
+                .map_or_else(|| "null".to_string(), |k| k.to_string());
             print_doc(mode, &doc, || {
-                text_line(&if doc["compacted"] == Value::Bool(true) {
+                text_line(&if doc.compacted {
                     format!(
-                        "{} {}: kept {} lines, original archived as {}",
+                        "{} {}: kept {kept} lines, original archived as {}",
                         if dry_run { "would trim" } else { "trimmed" },
                         s.path.display(),
-                        doc["kept"],
-                        doc["archived"].as_str().unwrap_or("")
+                        doc.archived.as_deref().unwrap_or("")
                     )
                 } else {
                     format!(
                         "{}: not trimmed ({})",
                         s.path.display(),
-                        doc.get("reason")
-                            .and_then(Value::as_str)
+                        doc.reason
                             .map(String::from)
-                            .unwrap_or_else(|| format!("{} lines kept", doc["kept"]))
+                            .unwrap_or_else(|| format!("{kept} lines kept"))
                     )
                 })
             })
@@ -543,8 +545,11 @@ fn auto(
     // array at the end.
     let mut lines: Vec<Value> = Vec::new();
     let mut output: Result<(), Failure> = Ok(());
-    let failure =
-        clawstate::compaction::auto::auto(ctx, &req, &mut |w| warn(PROG, w), &mut |line| {
+    let failure = clawstate::ops::compaction_ops::auto::auto(
+        ctx,
+        &req,
+        &mut |w| warn(PROG, w),
+        &mut |line| {
             let printed = common::document(&line).and_then(|v| {
                 if mode == OutputMode::Json {
                     lines.push(v);
@@ -560,8 +565,9 @@ fn auto(
                     ControlFlow::Break(())
                 }
             }
-        })
-        .or_fail()?;
+        },
+    )
+    .or_fail()?;
     output?;
     if mode == OutputMode::Json {
         out(&(jsjson::to_string_pretty(&Value::Array(lines)) + "\n"))?;

@@ -482,7 +482,7 @@ fn list(ctx: &StateContext, mode: OutputMode, a: ListArgs) -> Result<(), Failure
 }
 
 fn show(ctx: &StateContext, mode: OutputMode, key: &str) -> Result<(), Failure> {
-    let s = session_ops::show(ctx, key).or_fail()?;
+    let s = clawstate::store::entry_lookup::show(ctx, key).or_fail()?;
     // The agent-DB layout: the store and the transcript are the database (the copy read
     // from it is private to this run).
     let doc = session_report::ShowReport::of(&s);
@@ -641,7 +641,7 @@ fn patch_cmd(
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let r = session_ops::patch(ctx, key, patch, w).or_fail()?;
     match mode {
@@ -706,7 +706,7 @@ fn patch_batch(
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let b = session_ops::patch_many(ctx, keys, patch, w).or_fail()?;
     let several = b.stores.len() > 1;
@@ -767,7 +767,7 @@ fn reset(ctx: &StateContext, mode: OutputMode, key: &str, w: WriteOptions) -> Re
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let r = session_ops::reset(ctx, key, w).or_fail()?;
     // The reset stands, but what the state database kept makes the command fail (after
@@ -837,7 +837,7 @@ fn delete(
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let (targets, results) = session_ops::delete(ctx, keys, w).or_fail()?;
     // The deletions stand, but what the state database kept makes the command fail (after
@@ -906,7 +906,7 @@ fn relocate(ctx: &StateContext, mode: OutputMode, w: WriteOptions) -> Result<(),
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let outcomes = session_ops::relocate(ctx, w).or_fail()?;
     let report = session_report::RelocateReport {
@@ -957,7 +957,7 @@ fn restore(
     print_warning(if w.dry_run {
         None
     } else {
-        session_ops::check_live_gateway(ctx).ok().flatten()
+        ctx.check_live_gateway().ok().flatten()
     });
     let r = clawstate::ops::session_restore::restore(ctx, target, key, w).or_fail()?;
     match mode {
@@ -1014,7 +1014,7 @@ fn policy(
     channel: Option<&str>,
     chat_type: Option<&str>,
 ) -> Result<(), Failure> {
-    let found = session_ops::show(ctx, key);
+    let found = clawstate::store::entry_lookup::show(ctx, key);
     let (store_key, entry) = match &found {
         Ok(s) => (s.matched.store_key.clone(), Some(&s.entry)),
         Err(e) if clawstate::exit::ExitCode::exit_code(e) == exit::NOT_FOUND => (

@@ -1051,12 +1051,12 @@ fn lock_cmd(ctx: &StateContext, mode: OutputMode, action: LockAction) -> Result<
                     None => text.push_str(&text_line(&format!("{}: not locked", l.path.display()))),
                     Some(i) => {
                         text.push_str(&text_line(&locks::lock_line(i)));
-                        rows.push(locks::lock_json(i));
+                        rows.push(locks::LockReport::of(i));
                     }
                 }
             }
             match mode {
-                OutputMode::Ndjson => common::emit_lines(&rows),
+                OutputMode::Ndjson => common::emit_each(&rows),
                 _ => print_doc(mode, &lock_break::LockStatusReport { locks: rows }, || text),
             }
         }

@@ -7,9 +7,8 @@
 //! successor, `--max-lines` truncation, and the store bookkeeping.
 //!
 //! One concept per module; the `claw-compact` binary only parses arguments, calls
-//! [`ops`] and prints.
+//! [`crate::ops::compaction_ops`] and prints.
 
-pub mod auto;
 pub mod bookkeeping;
 pub mod bootstrap;
 pub mod commit;
@@ -18,7 +17,6 @@ pub mod extractive;
 pub mod index;
 mod lean;
 mod missing_results;
-pub mod ops;
 pub mod overhead;
 pub mod plan;
 pub mod prompt;

@@ -7,7 +7,7 @@ use thiserror::Error;
 
 use crate::exit::ExitCode;
 use crate::install::config::{Config, ConfigError};
-use crate::install::live_gateway::{self, GatewayOwner};
+use crate::install::live_gateway::{self, GatewayOwner, GatewayRunning};
 use crate::install::paths::{Environment, StateLayout};
 use crate::install::targets::{resolve_targets, StoreTarget, TargetError, TargetSelection};
 use crate::js::clock::{parse_time_ms, system_now_ms, ClockError};
@@ -179,6 +179,27 @@ impl StateContext {
     /// (`live_gateway`).
     pub fn live_gateway(&self) -> Option<GatewayOwner> {
         live_gateway::find(&self.layout, &self.env)
+    }
+
+    /// Applies the live-gateway rule to a write (spec README, decision 4): refused with
+    /// exit 75 while a gateway owns the state dir, unless the write goes offline
+    /// (`--offline`, `--store`), in which case the warning to print.
+    pub fn check_live_gateway(&self) -> Result<Option<String>, GatewayRunning> {
+        let Some(owner) = self.live_gateway() else {
+            return Ok(None);
+        };
+        if self.writes_offline() {
+            return Ok(Some(format!(
+                "the OpenClaw gateway (pid {}) is running; writing {} offline anyway ({}): the gateway may overwrite this change",
+                owner.pid,
+                self.options.targets.store.as_deref().unwrap_or("the store"),
+                if self.explicit_store() { "--store" } else { "--offline" }
+            )));
+        }
+        Err(GatewayRunning {
+            owner,
+            state_dir: self.layout.state_dir.clone(),
+        })
     }
 }
 

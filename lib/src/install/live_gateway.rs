@@ -33,6 +33,9 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use thiserror::Error;
+
+use crate::exit::{self, ExitCode};
 use crate::fs::process;
 use crate::install::gateway_lock::{self, GatewayLock};
 use crate::install::paths::{absolutize, Environment, StateLayout};
@@ -76,6 +79,23 @@ impl std::fmt::Display for GatewayOwner {
             Evidence::OpenFile(p) => write!(f, "; it holds {} open", p.display()),
             Evidence::Environment => write!(f, "; its environment names this state dir"),
         }
+    }
+}
+
+/// A write refused because a live gateway owns the state directory (exit 75): the
+/// gateway keeps its own copy of the store and would overwrite an offline change.
+#[derive(Debug, Error)]
+#[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to write offline anyway")]
+pub struct GatewayRunning {
+    /// The running gateway.
+    pub owner: GatewayOwner,
+    /// The state directory.
+    pub state_dir: PathBuf,
+}
+
+impl ExitCode for GatewayRunning {
+    fn exit_code(&self) -> i32 {
+        exit::TEMP_FAIL
     }
 }
 

@@ -36,8 +36,9 @@ use crate::gateway_rpc::{
 };
 use crate::install::context::{GatewayRoute, StateContext};
 use crate::install::live_gateway::GatewayOwner;
-use crate::ops::session_ops::{self, OpsError};
+use crate::ops::session_ops::OpsError;
 use crate::report::terminal_text::escape_line;
+use crate::store::entry_lookup;
 
 /// Why a delegated command did not succeed.
 #[derive(Debug, Error)]
@@ -353,7 +354,7 @@ fn resolve_key(
     ctx: &StateContext,
     request: &str,
 ) -> Result<(String, String, String, Map<String, Value>), DelegationError> {
-    let shown = session_ops::show(ctx, request)?;
+    let shown = entry_lookup::show(ctx, request).map_err(OpsError::from)?;
     Ok((
         shown.matched.store_key,
         shown.target.agent_id,

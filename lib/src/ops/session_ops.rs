@@ -13,11 +13,13 @@ use thiserror::Error;
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::{DataFileError, DataPath};
 use crate::install::context::StateContext;
-use crate::install::targets::{store_path_for_agent, StoreTarget, TargetError};
+use crate::install::live_gateway::GatewayRunning;
+use crate::install::targets::{StoreTarget, TargetError};
 use crate::maintenance::store_pass::{PassMode, StoreFacts};
 use crate::session::artifact::ArchiveReason;
 use crate::session::session_key::{parse_agent_session_key, resolve_store_key};
-use crate::store::lifecycle::{self, EntryMatch, LifecycleError};
+use crate::store::entry_lookup::{show, target_for_key, LookupError};
+use crate::store::lifecycle::{self, LifecycleError};
 use crate::store::store_lock::{LockWait, StoreLock, StoreLockError};
 use crate::store::transcript_path::TranscriptResolver;
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
@@ -51,13 +53,11 @@ pub enum OpsError {
         source: DataFileError,
     },
     /// A live gateway owns this state directory.
-    #[error("the OpenClaw gateway is running ({owner}) and owns {state_dir}; stop it first, or pass --offline (or --store) to write offline anyway")]
-    LiveGateway {
-        /// The running gateway.
-        owner: crate::install::live_gateway::GatewayOwner,
-        /// The state directory.
-        state_dir: PathBuf,
-    },
+    #[error(transparent)]
+    LiveGateway(#[from] GatewayRunning),
+    /// The store, or the entry in it, was not found.
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
     /// An entry's transcript lies outside the state dir being worked on: never written.
     #[error("session {key:?}: {}", foreign.refusal())]
     ForeignTranscript {
@@ -66,9 +66,6 @@ pub enum OpsError {
         /// Where the transcript is, and its counterpart here.
         foreign: crate::store::transcript_path::ForeignTranscript,
     },
-    /// The operation needs exactly one store.
-    #[error("this command works on one store; use --agent or --store instead of --all-agents")]
-    NeedsOneStore,
 }
 
 impl ExitCode for OpsError {
@@ -80,9 +77,9 @@ impl ExitCode for OpsError {
             OpsError::Targets(e) => e.exit_code(),
             OpsError::Lifecycle(e) => e.exit_code(),
             OpsError::Transcript { source, .. } => source.exit_code(),
-            OpsError::LiveGateway { .. } => exit::TEMP_FAIL,
+            OpsError::LiveGateway(e) => e.exit_code(),
+            OpsError::Lookup(e) => e.exit_code(),
             OpsError::ForeignTranscript { .. } => exit::DATA_ERR,
-            OpsError::NeedsOneStore => exit::USAGE,
         }
     }
 }
@@ -96,182 +93,12 @@ pub struct WriteOptions {
     pub wait: LockWait,
 }
 
-/// The store a key lives in: `--store`/`--agent` when given, else the store of the key's
-/// own agent when that agent is configured, else the default agent's.
-pub fn target_for_key(ctx: &StateContext, request: &str) -> Result<StoreTarget, OpsError> {
-    let sel = &ctx.options.targets;
-    if sel.all_agents {
-        return Err(OpsError::NeedsOneStore);
-    }
-    if sel.store.is_some() || sel.agent.is_some() {
-        let mut t = ctx.targets()?;
-        if t.len() != 1 {
-            return Err(OpsError::NeedsOneStore);
-        }
-        return Ok(t.remove(0));
-    }
-    let canonical = resolve_store_key(request, &ctx.key_context());
-    let agent = parse_agent_session_key(&canonical)
-        .map(|k| k.agent_id)
-        .filter(|a| ctx.config.all_agent_ids().contains(a))
-        .unwrap_or_else(|| ctx.config.default_agent_id());
-    Ok(StoreTarget {
-        store_path: store_path_for_agent(&ctx.layout, &ctx.config, &ctx.env, &agent),
-        agent_id: agent,
-    })
-}
-
-/// The single store of the selection (refusing `--all-agents` with several stores).
-pub fn single_target(ctx: &StateContext) -> Result<StoreTarget, OpsError> {
-    let mut t = ctx.targets()?;
-    if t.len() != 1 {
-        return Err(OpsError::NeedsOneStore);
-    }
-    Ok(t.remove(0))
-}
-
-/// Applies the live-gateway rule (spec README, decision 4): refuse with exit 75 unless
-/// `--store` was given, in which case return a warning to print.
-pub fn check_live_gateway(ctx: &StateContext) -> Result<Option<String>, OpsError> {
-    let Some(owner) = ctx.live_gateway() else {
-        return Ok(None);
-    };
-    if ctx.writes_offline() {
-        return Ok(Some(format!(
-            "the OpenClaw gateway (pid {}) is running; writing {} offline anyway ({}): the gateway may overwrite this change",
-            owner.pid,
-            ctx.options.targets.store.as_deref().unwrap_or("the store"),
-            if ctx.explicit_store() { "--store" } else { "--offline" }
-        )));
-    }
-    Err(OpsError::LiveGateway {
-        owner,
-        state_dir: ctx.layout.state_dir.clone(),
-    })
-}
-
-/// A transcript resolver for a target's sessions directory.
-pub fn resolver_for(ctx: &StateContext, target: &StoreTarget) -> TranscriptResolver {
-    let dir = target
-        .store_path
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    TranscriptResolver::new(&dir, Some(&ctx.layout.state_dir), Some(&target.agent_id))
-}
-
 /// Takes the store lock for a write (or nothing for a dry run).
 fn lock_store(target: &StoreTarget, opts: WriteOptions) -> Result<Option<StoreLock>, OpsError> {
     if opts.dry_run {
         return Ok(None);
     }
     Ok(Some(StoreLock::acquire(&target.store_path, opts.wait)?))
-}
-
-fn find(store: &SessionStore, ctx: &StateContext, request: &str) -> Result<EntryMatch, OpsError> {
-    lifecycle::find_entry(store, request, &ctx.key_context()).ok_or_else(|| {
-        OpsError::Lifecycle(LifecycleError::NotFound {
-            store: store.path().to_path_buf(),
-            key: request.to_string(),
-        })
-    })
-}
-
-/// One entry, with where its transcript is.
-#[derive(Debug, Clone)]
-pub struct ShownEntry {
-    /// The store it came from.
-    pub target: StoreTarget,
-    /// How the request matched.
-    pub matched: EntryMatch,
-    /// The entry as loaded (normalised).
-    pub entry: Map<String, Value>,
-    /// The resolved transcript, or why it cannot be used (it escapes the sessions
-    /// directory, passes through a symlink, is not a regular file).
-    pub transcript: Result<DataPath, String>,
-    /// Whether the transcript exists.
-    pub transcript_exists: bool,
-    /// Whether something is at the transcript's path that is never followed or read (a
-    /// symlink on its way or in its place, a FIFO, a directory): `transcript` says what.
-    pub transcript_refused: bool,
-    /// When the transcript lies outside the state dir being worked on (an absolute
-    /// `sessionFile` into a moved or restored state dir's old place): where, and its
-    /// counterpart here.
-    pub transcript_foreign: Option<crate::store::transcript_path::ForeignTranscript>,
-    /// The agent database the entry and its transcript come from (the 2026.8+ layout);
-    /// `transcript` is then a private decoded copy of its `transcript_events`.
-    pub agent_db: Option<std::path::PathBuf>,
-}
-
-/// `show KEY`: the entry a key (or sessionId) resolves to.
-pub fn show(ctx: &StateContext, request: &str) -> Result<ShownEntry, OpsError> {
-    let target = target_for_key(ctx, request)?;
-    let opts = LoadOptions {
-        hydrate_prompts: false,
-    };
-    // On the database layout an exact key is one row: the rest is read only when the
-    // request is an alias or a sessionId.
-    let canonical = crate::session::session_key::resolve_store_key(request, &ctx.key_context());
-    let exact = SessionStore::load_db_key(&target.store_path, &canonical, opts)?
-        .filter(|s| s.entries().contains_key(&canonical));
-    let store = match exact {
-        Some(s) => s,
-        None => SessionStore::load(&target.store_path, opts)?,
-    };
-    let matched = find(&store, ctx, request)?;
-    let entry = store.entry(&matched.store_key).cloned().unwrap_or_default();
-    if let Some(db_path) = crate::agent_db::layout::db_for_store(&target.store_path) {
-        // The transcript is `transcript_events`: readers get a decoded copy from
-        // `transcript::session`, made only when and as far as they need it.
-        let db = crate::agent_db::AgentDb::open(&db_path).map_err(StoreError::from)?;
-        let sid = entry.get("sessionId").and_then(Value::as_str).unwrap_or("");
-        let exists = crate::agent_db::events::has_events(&db, sid).map_err(StoreError::from)?;
-        let transcript = Err(format!(
-            "{}: {} for session {sid:?}",
-            db_path.display(),
-            if exists {
-                "transcript_events"
-            } else {
-                "no transcript_events"
-            }
-        ));
-        return Ok(ShownEntry {
-            target,
-            matched,
-            entry,
-            transcript,
-            transcript_exists: exists,
-            transcript_refused: false,
-            transcript_foreign: None,
-            agent_db: Some(db_path),
-        });
-    }
-    let resolver = resolver_for(ctx, &target);
-    let resolved = resolver
-        .resolve(
-            entry.get("sessionId").and_then(Value::as_str),
-            entry.get("sessionFile").and_then(Value::as_str),
-        )
-        .map_err(|e| e.to_string());
-    // A link on the way, a FIFO in its place: reported, never followed or read.
-    let transcript_foreign = resolved.as_ref().ok().and_then(|p| resolver.foreign(p));
-    let (transcript, transcript_exists, transcript_refused) = match resolved {
-        Ok(p) => match p.check() {
-            Ok(exists) => (Ok(p), exists, false),
-            Err(e) => (Err(e.to_string()), false, true),
-        },
-        Err(e) => (Err(e), false, false),
-    };
-    Ok(ShownEntry {
-        target,
-        matched,
-        entry,
-        transcript,
-        transcript_exists,
-        transcript_refused,
-        transcript_foreign,
-        agent_db: None,
-    })
 }
 
 /// What a patch did.
@@ -364,7 +191,7 @@ pub fn patch_many(
 ) -> Result<PatchBatch, OpsError> {
     let (targets, of_request) = batch_targets(ctx, requests)?;
     if !opts.dry_run {
-        check_live_gateway(ctx)?;
+        ctx.check_live_gateway()?;
     }
     let _locks = lock_in_path_order(&targets, opts)?;
     let mut merge = merge.clone();
@@ -537,7 +364,7 @@ pub fn reset(
 ) -> Result<ResetOutcome, OpsError> {
     let target = target_for_key(ctx, request)?;
     if !opts.dry_run {
-        check_live_gateway(ctx)?;
+        ctx.check_live_gateway()?;
     }
     let _lock = lock_store(&target, opts)?;
     let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
@@ -546,7 +373,7 @@ pub fn reset(
         None => resolve_store_key(request, &ctx.key_context()),
     };
     let current = store.entry(&key).cloned();
-    let resolver = resolver_for(ctx, &target);
+    let resolver = TranscriptResolver::for_target(ctx, &target);
     let next_id = uuid::Uuid::new_v4().to_string();
     let session_file = lifecycle::reset_session_file(current.as_ref(), &next_id, &resolver)
         .map_err(|e| LifecycleError::InvalidPatch {
@@ -694,7 +521,7 @@ pub fn delete(
 ) -> Result<(Vec<StoreTarget>, Vec<DeleteOutcome>), OpsError> {
     let (targets, of_request) = batch_targets(ctx, requests)?;
     if !opts.dry_run {
-        check_live_gateway(ctx)?;
+        ctx.check_live_gateway()?;
     }
     let _locks = lock_in_path_order(&targets, opts)?;
     // The stores as maintenance reads them: each entry's facts and its text as the save
@@ -760,7 +587,10 @@ pub fn delete(
                 .collect()
         })
         .collect();
-    let resolvers: Vec<TranscriptResolver> = targets.iter().map(|t| resolver_for(ctx, t)).collect();
+    let resolvers: Vec<TranscriptResolver> = targets
+        .iter()
+        .map(|t| TranscriptResolver::for_target(ctx, t))
+        .collect();
     let mut plans = Vec::with_capacity(picked.len());
     for (si, request, i) in picked {
         let facts = &stores[si].facts()[i];
@@ -889,13 +719,13 @@ pub struct RelocateOutcome {
 /// atomic store write under the store lock per store, nothing else changed.
 pub fn relocate(ctx: &StateContext, opts: WriteOptions) -> Result<Vec<RelocateOutcome>, OpsError> {
     if !opts.dry_run {
-        check_live_gateway(ctx)?;
+        ctx.check_live_gateway()?;
     }
     let mut out = Vec::new();
     for target in ctx.targets()? {
         let _lock = lock_store(&target, opts)?;
         let mut store = SessionStore::load(&target.store_path, LoadOptions::default())?;
-        let resolver = resolver_for(ctx, &target);
+        let resolver = TranscriptResolver::for_target(ctx, &target);
         let mut relocated = Vec::new();
         let mut left = Vec::new();
         for (key, entry) in store.entries() {

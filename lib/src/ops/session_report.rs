@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 use crate::install::targets::StoreTarget;
 use crate::ops::session_ops::{
     DeleteOutcome, PatchBatch, PatchOutcome, RelocateOutcome, ResetOutcome, ResolveOutcome,
-    ShownEntry,
 };
 use crate::ops::session_restore::RestoreOutcome;
 use crate::session::freshness::ResetPolicy;
+use crate::store::entry_lookup::ShownEntry;
 
 fn lossy(p: &Path) -> String {
     p.to_string_lossy().into_owned()

@@ -20,12 +20,13 @@ use crate::exit::{self, ExitCode};
 use crate::fs::data_file::{DataFileError, DataPath};
 use crate::install::context::StateContext;
 use crate::install::targets::StoreTarget;
-use crate::ops::session_ops::{self, OpsError, WriteOptions};
+use crate::ops::session_ops::{OpsError, WriteOptions};
 use crate::session::artifact::{archived_from, ArchiveReason};
 use crate::session::session_key::resolve_store_key;
+use crate::store::entry_lookup;
 use crate::store::lifecycle;
 use crate::store::store_lock::{StoreLock, StoreLockError};
-use crate::store::transcript_path::is_valid_transcript_id;
+use crate::store::transcript_path::{is_valid_transcript_id, TranscriptResolver};
 use crate::store::{LoadOptions, SaveOutcome, SessionStore, StoreError};
 
 /// Why a restore could not be done; nothing was changed.
@@ -179,12 +180,12 @@ pub fn restore(
         .and_then(|n| n.to_str())
         .is_some_and(|n| archived_from(n).is_some());
     let target = match (key, looks_like_file) {
-        (Some(k), _) => session_ops::target_for_key(ctx, k)?,
-        (None, true) => session_ops::single_target(ctx)?,
-        (None, false) => session_ops::target_for_key(ctx, request)?,
+        (Some(k), _) => entry_lookup::target_for_key(ctx, k).map_err(OpsError::from)?,
+        (None, true) => entry_lookup::single_target(ctx).map_err(OpsError::from)?,
+        (None, false) => entry_lookup::target_for_key(ctx, request).map_err(OpsError::from)?,
     };
     if !opts.dry_run {
-        session_ops::check_live_gateway(ctx)?;
+        ctx.check_live_gateway().map_err(OpsError::from)?;
     }
     let _lock = if opts.dry_run {
         None
@@ -212,7 +213,7 @@ pub fn restore(
                 originals.push(n.to_string());
             }
         }
-        let resolver = session_ops::resolver_for(ctx, &target);
+        let resolver = TranscriptResolver::for_target(ctx, &target);
         let transcript =
             resolver.resolve(text("sessionId").as_deref(), text("sessionFile").as_deref());
         if transcript.as_ref().is_ok_and(|p| p.is_file()) {

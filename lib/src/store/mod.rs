@@ -6,6 +6,7 @@
 //! non-object store is an error and is never replaced; every write is an fsync'd atomic
 //! replace.
 
+pub mod entry_lookup;
 pub mod lifecycle;
 pub mod list_row;
 pub mod session_list;

@@ -286,7 +286,7 @@ pub fn list_sessions(
     }
     let resolvers: Vec<TranscriptResolver> = targets
         .iter()
-        .map(|t| crate::ops::session_ops::resolver_for(ctx, t))
+        .map(|t| TranscriptResolver::for_target(ctx, t))
         .collect();
     // Filter, order and cut on (sort key, position); rows are built only when printed.
     let mut candidates: Vec<(f64, usize, usize)> = Vec::new();

@@ -8,7 +8,9 @@ use thiserror::Error;
 
 use crate::exit::{self, ExitCode};
 use crate::fs::data_file::DataPath;
+use crate::install::context::StateContext;
 use crate::install::paths::absolutize;
+use crate::install::targets::StoreTarget;
 use crate::js;
 use crate::session::artifact::is_checkpoint_name;
 use crate::session::session_key::normalize_agent_id;
@@ -109,6 +111,17 @@ impl TranscriptResolver {
             default_agents_root: state_dir.map(|s| s.join("agents")),
             agent_id: agent_id.map(normalize_agent_id),
         }
+    }
+
+    /// The resolver for the entries of `target`'s store: its directory, in `ctx`'s state
+    /// dir, for its agent.
+    pub fn for_target(ctx: &StateContext, target: &StoreTarget) -> Self {
+        let dir = target
+            .store_path
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        TranscriptResolver::new(&dir, Some(&ctx.layout.state_dir), Some(&target.agent_id))
     }
 
     /// The sessions directory, as given.

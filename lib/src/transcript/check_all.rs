@@ -19,6 +19,7 @@ use crate::install::context::StateContext;
 use crate::install::live_gateway::GatewayOwner;
 use crate::install::targets::StoreTarget;
 use crate::report::finding::{Finding, Severity};
+use crate::store::transcript_path::TranscriptResolver;
 use crate::store::{SessionStore, StoreError};
 use crate::transcript::write_lock::{self, WriteLockError, WriteLockSettings};
 
@@ -106,7 +107,7 @@ pub fn check_store(
     let live = || live.get_or_init(|| ctx.live_gateway()).clone();
     let mut findings: Vec<Finding> = Vec::new();
     let store = SessionStore::load(&target.store_path, Default::default())?;
-    let resolver = crate::ops::session_ops::resolver_for(ctx, target);
+    let resolver = TranscriptResolver::for_target(ctx, target);
     let dir = resolver.sessions_dir().to_path_buf();
     let mut referenced: Vec<DataPath> = Vec::new();
     for (key, entry) in store.entries() {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::transcript::write_lock::LockInspection;
 
@@ -36,25 +36,56 @@ pub fn lock_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// One lock as JSON: `{lockPath, pid, createdAt, ageMs, alive, starttime, maxHoldMs,
-/// stale, staleReasons, removable, inUse, holder}`: `stale`/`staleReasons` are the gateway's
-/// rule; `removable` is false for a lock in use (its live holder has it open, or is a
-/// gateway), and `holder` is the holder's argv[0] (`openclaw-gateway`) or null.
-pub fn lock_json(i: &LockInspection) -> Value {
-    json!({
-        "lockPath": i.lock_path.to_string_lossy(),
-        "pid": i.pid,
-        "createdAt": i.created_at,
-        "ageMs": i.age_ms,
-        "alive": i.alive,
-        "starttime": i.starttime,
-        "maxHoldMs": i.max_hold_ms,
-        "stale": i.is_stale(),
-        "staleReasons": i.stale_reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-        "removable": i.removable,
-        "inUse": i.in_use,
-        "holder": i.holder,
-    })
+/// One lock as a command prints it (`lock status`'s row, `lock break`'s `lock`):
+/// `stale`/`staleReasons` are the gateway's rule; `removable` is false for a lock in use
+/// (its live holder has it open, or is a gateway).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockReport {
+    /// The lock file.
+    pub lock_path: String,
+    /// The pid it names.
+    pub pid: Option<u64>,
+    /// Its `createdAt`, as written.
+    pub created_at: Option<String>,
+    /// Its age.
+    pub age_ms: Option<i64>,
+    /// Whether its pid is alive.
+    pub alive: bool,
+    /// The holder's process start time it records.
+    pub starttime: Option<u64>,
+    /// The longest hold it allows.
+    pub max_hold_ms: Option<u64>,
+    /// Whether the gateway's rule calls it stale.
+    pub stale: bool,
+    /// Why (`dead-pid`, `too-old`, …).
+    pub stale_reasons: Vec<&'static str>,
+    /// Whether it may be removed.
+    pub removable: bool,
+    /// Whether its live holder has it open.
+    pub in_use: bool,
+    /// The holder's argv[0] (`openclaw-gateway`), when known.
+    pub holder: Option<String>,
+}
+
+impl LockReport {
+    /// The report of one inspected lock.
+    pub fn of(i: &LockInspection) -> Self {
+        LockReport {
+            lock_path: i.lock_path.to_string_lossy().into_owned(),
+            pid: i.pid,
+            created_at: i.created_at.clone(),
+            age_ms: i.age_ms,
+            alive: i.alive,
+            starttime: i.starttime,
+            max_hold_ms: i.max_hold_ms,
+            stale: i.is_stale(),
+            stale_reasons: i.stale_reasons.iter().map(|r| r.as_str()).collect(),
+            removable: i.removable,
+            in_use: i.in_use,
+            holder: i.holder.clone(),
+        }
+    }
 }
 
 /// How the holder of a lock in use is named: `"openclaw-gateway" (pid 12)`.

@@ -19,13 +19,15 @@ use crate::fs::data_file::DataPath;
 use crate::install::context::StateContext;
 use crate::install::targets::{resolve_targets, StoreTarget, TargetSelection};
 use crate::js;
-use crate::ops::session_ops::{self, OpsError};
 use crate::session::session_key::{
     canonicalize_main_alias, is_acp_key, normalize_agent_id, normalize_main_key,
     normalize_session_key, parse_agent_session_key, resolve_store_key, KeyContext,
 };
+use crate::store::entry_lookup::{self, LookupError, ShownEntry};
 use crate::store::lifecycle::MatchedBy;
-use crate::store::transcript_path::{is_valid_transcript_id, ForeignTranscript};
+use crate::store::transcript_path::{
+    is_valid_transcript_id, ForeignTranscript, TranscriptResolver,
+};
 use crate::store::{LoadOptions, SessionStore};
 
 pub use crate::agent_db::events::CopyScope;
@@ -72,7 +74,7 @@ pub enum SessionError {
     },
     /// The store or its options failed.
     #[error(transparent)]
-    Ops(#[from] OpsError),
+    Lookup(#[from] LookupError),
     /// The agent database refused or failed.
     #[error(transparent)]
     AgentDb(crate::agent_db::AgentDbError),
@@ -84,7 +86,7 @@ impl ExitCode for SessionError {
             SessionError::NotFound(_) | SessionError::DeletedAgent { .. } => exit::NOT_FOUND,
             SessionError::Ambiguous { .. } => exit::USAGE,
             SessionError::BadPath { .. } | SessionError::Foreign { .. } => exit::DATA_ERR,
-            SessionError::Ops(e) => e.exit_code(),
+            SessionError::Lookup(e) => e.exit_code(),
             SessionError::AgentDb(e) => e.exit_code(),
         }
     }
@@ -199,7 +201,7 @@ pub fn resolve_scoped(
     let sel = &ctx.options.targets;
     let chosen_store = sel.store.is_some() || sel.agent.is_some() || sel.all_agents;
     let id_like = should_resolve_session_id_input(raw);
-    let shown = match session_ops::show(ctx, arg) {
+    let shown = match entry_lookup::show(ctx, arg) {
         // A sessionId matched in one store is looked up in all of them, as the gateway does.
         Ok(shown)
             if id_like && !chosen_store && shown.matched.matched_by == MatchedBy::SessionId =>
@@ -222,7 +224,7 @@ pub fn resolve_scoped(
     }
     if id_like && !chosen_store {
         if let Some(key) = find_by_session_id(ctx, raw)? {
-            return match session_ops::show(ctx, &key) {
+            return match entry_lookup::show(ctx, &key) {
                 Ok(shown) => session_ref(shown, display_key(&key, &kc), scope),
                 Err(e) if e.exit_code() == exit::NOT_FOUND => {
                     Err(SessionError::NotFound(arg.to_string()))
@@ -235,12 +237,12 @@ pub fn resolve_scoped(
     let id = raw;
     if is_valid_transcript_id(id) {
         let targets = if chosen_store {
-            ctx.targets().map_err(OpsError::from)?
+            ctx.targets().map_err(LookupError::from)?
         } else {
             session_id_targets(ctx)?
         };
         for target in targets {
-            let resolver = session_ops::resolver_for(ctx, &target);
+            let resolver = TranscriptResolver::for_target(ctx, &target);
             if let Ok(p) = resolver.default_path(id) {
                 let found = p.check().map_err(|e| SessionError::BadPath {
                     key: id.to_string(),
@@ -267,7 +269,7 @@ pub fn resolve_scoped(
 
 /// The [`SessionRef`] of an entry the store resolved.
 fn session_ref(
-    shown: session_ops::ShownEntry,
+    shown: ShownEntry,
     display_key: String,
     scope: CopyScope,
 ) -> Result<SessionRef, SessionError> {
@@ -414,7 +416,7 @@ fn session_id_targets(ctx: &StateContext) -> Result<Vec<StoreTarget>, SessionErr
         ..TargetSelection::default()
     };
     let configured =
-        resolve_targets(&ctx.layout, &ctx.config, &ctx.env, &all).map_err(OpsError::from)?;
+        resolve_targets(&ctx.layout, &ctx.config, &ctx.env, &all).map_err(LookupError::from)?;
     if ctx
         .config
         .store_template()
@@ -503,7 +505,7 @@ fn find_by_session_id(ctx: &StateContext, id: &str) -> Result<Option<String>, Se
                 hydrate_prompts: false,
             },
         )
-        .map_err(OpsError::from)?;
+        .map_err(LookupError::from)?;
         for (key, entry) in store.entries() {
             let Some(entry) = entry.as_object() else {
                 continue;

@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::install::context::StateContext;
 use crate::transcript::locks;
@@ -27,7 +26,7 @@ pub struct LockBreakResult {
     /// Whether it was removed (false: it changed or vanished meanwhile, or a dry run).
     pub removed: bool,
     /// The lock as inspected (`lock status`'s row).
-    pub lock: Value,
+    pub lock: locks::LockReport,
 }
 
 /// Removes the write lock of `arg`'s transcript; `warn` receives warnings.
@@ -63,7 +62,7 @@ pub fn break_lock(
         lock_path: lock.to_string_lossy().into_owned(),
         dry_run,
         removed,
-        lock: locks::lock_json(&i),
+        lock: locks::LockReport::of(&i),
     })
 }
 
@@ -80,7 +79,7 @@ pub struct LockStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct LockStatusReport {
     /// One row per existing lock file.
-    pub locks: Vec<Value>,
+    pub locks: Vec<locks::LockReport>,
 }
 
 /// The doctor's view of `session`'s transcript's lock, and with `all` of every
@@ -101,7 +100,7 @@ pub fn lock_status(
     }
     if all {
         for t in ctx.targets()? {
-            let dir = crate::ops::session_ops::resolver_for(ctx, &t)
+            let dir = crate::store::transcript_path::TranscriptResolver::for_target(ctx, &t)
                 .real_dir()
                 .to_path_buf();
             let found = locks::lock_files_in(&dir).map_err(|source| TranscriptOpError::Io {

@@ -45,7 +45,10 @@ pub fn live_gateway_rule(
         )?;
         return Ok(());
     }
-    if let Some(w) = crate::ops::session_ops::check_live_gateway(ctx)? {
+    if let Some(w) = ctx
+        .check_live_gateway()
+        .map_err(crate::ops::session_ops::OpsError::from)?
+    {
         warn(&w);
     }
     Ok(())

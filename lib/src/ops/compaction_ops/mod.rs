@@ -17,24 +17,25 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::bookkeeping::{self, Checkpoint, CompactionRecord};
-use super::commit::{self, CommitError, StoreSide};
-use super::entry::{self, CompactWriteError, EntryError, EntryFields};
-use super::extractive::Extractor;
-use super::index::Kind;
-use super::overhead::{self, Overhead};
-use super::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
-use super::prompt::{self, PromptError};
-use super::repaired::{self, View};
-use super::rotate::{self, RotateError};
-use super::row_facts::Role;
-use super::scan::{self, ScanError, Scanned};
-use super::settings::{self, Overrides, Settings};
-use super::summarizer::{self, Call, SummarizerCommand, SummarizerError};
-use super::truncate::{self, TruncateError};
+use crate::compaction::bookkeeping::{self, Checkpoint, CompactionRecord};
+use crate::compaction::commit::{self, CommitError, StoreSide};
+use crate::compaction::entry::{self, CompactWriteError, EntryError, EntryFields};
+use crate::compaction::extractive::Extractor;
+use crate::compaction::index::Kind;
+use crate::compaction::overhead::{self, Overhead};
+use crate::compaction::plan::{self, active_path, ContextItem, PathEntry, PlanError, Preparation};
+use crate::compaction::prompt::{self, PromptError};
+use crate::compaction::repaired::{self, View};
+use crate::compaction::rotate::{self, RotateError};
+use crate::compaction::row_facts::Role;
+use crate::compaction::scan::{self, ScanError, Scanned};
+use crate::compaction::settings::{self, Overrides, Settings};
+use crate::compaction::summarizer::{self, Call, SummarizerCommand, SummarizerError};
+use crate::compaction::truncate::{self, TruncateError};
 use crate::exit::{self, ExitCode};
 use crate::install::context::StateContext;
 use crate::js;
@@ -47,6 +48,8 @@ use crate::transcript::write_lock::{
     AcquireOptions, WriteLock, WriteLockError, WriteLockGuard, WriteLockSettings,
     DEFAULT_MAX_HOLD_MS,
 };
+
+pub mod auto;
 
 /// Why a compaction command failed; nothing was written unless the message says so.
 #[derive(Debug, Error)]
@@ -181,7 +184,7 @@ pub fn live_gateway_rule(
     if dry_run {
         return Ok(None);
     }
-    Ok(crate::ops::session_ops::check_live_gateway(ctx)?)
+    Ok(ctx.check_live_gateway().map_err(OpsError::from)?)
 }
 
 fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool {
@@ -211,9 +214,97 @@ fn items_real(scan: &Scanned, path: &[PathEntry], items: &[ContextItem]) -> bool
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     /// The document printed by `check --json`.
-    pub json: Value,
+    pub doc: CheckDoc,
     /// Whether compaction is due.
     pub due: bool,
+}
+
+/// The document `check --json` prints: the settings, the estimate and the decision.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckDoc {
+    /// The store key, when resolved through the store.
+    pub key: Option<String>,
+    /// The session id.
+    pub session_id: Option<String>,
+    /// The transcript.
+    pub path: String,
+    /// The compaction mode.
+    pub mode: &'static str,
+    /// The model's context window.
+    pub context_window: u64,
+    /// Where the window came from.
+    pub context_window_source: &'static str,
+    /// The tokens kept free for the reply.
+    pub reserve_tokens: u64,
+    /// The reserve's floor.
+    pub reserve_tokens_floor: u64,
+    /// The recent tokens a compaction keeps.
+    pub keep_recent_tokens: u64,
+    /// Compaction is due above this many context tokens.
+    pub threshold: i64,
+    /// The context's tokens (the overhead included when estimated).
+    pub context_tokens: Value,
+    /// The transcript's tokens.
+    pub transcript_tokens: Value,
+    /// `usage` (a provider's count) or `estimate`.
+    pub source: &'static str,
+    /// The provider's count.
+    pub usage_tokens: Value,
+    /// The estimated tokens after it.
+    pub trailing_tokens: u64,
+    /// Whether the usage predates the last compaction (and was not used).
+    pub usage_stale: bool,
+    /// The fixed prompt overhead.
+    pub overhead: Value,
+    /// The transcript's size.
+    pub transcript_bytes: u64,
+    /// `maxActiveTranscriptBytes`, when set.
+    pub max_active_transcript_bytes: Option<u64>,
+    /// `truncateAfterCompaction`.
+    pub truncate_after_compaction: bool,
+    /// Whether the last entry is a compaction.
+    pub already_compacted: bool,
+    /// The repair the gateway would make first.
+    pub repair_first: Value,
+    /// `threshold`, `transcript_bytes`.
+    pub reasons: Vec<&'static str>,
+    /// Whether compaction is due.
+    pub should_compact: bool,
+}
+
+/// The part of `check`'s decision `plan` repeats as `due` (see [`CheckDoc`]).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DueDecision {
+    /// Whether compaction is due.
+    pub should_compact: bool,
+    /// `threshold`, `transcript_bytes`.
+    pub reasons: Vec<&'static str>,
+    /// The context's tokens.
+    pub context_tokens: Value,
+    /// The transcript's tokens.
+    pub transcript_tokens: Value,
+    /// `usage` or `estimate`.
+    pub source: &'static str,
+    /// The threshold.
+    pub threshold: i64,
+    /// The fixed prompt overhead.
+    pub overhead: Value,
+}
+
+impl DueDecision {
+    fn of(c: CheckDoc) -> Self {
+        DueDecision {
+            should_compact: c.should_compact,
+            reasons: c.reasons,
+            context_tokens: c.context_tokens,
+            transcript_tokens: c.transcript_tokens,
+            source: c.source,
+            threshold: c.threshold,
+            overhead: c.overhead,
+        }
+    }
 }
 
 /// The timestamp (epoch ms) of the last compaction on the path, read back.
@@ -327,39 +418,114 @@ fn decide(
     if bytes_due {
         reasons.push("transcript_bytes");
     }
-    let json = json!({
-        "key": s.key,
-        "sessionId": s.session_id,
-        "path": s.path.to_string_lossy(),
-        "mode": st.mode.as_str(),
-        "contextWindow": st.context_window,
-        "contextWindowSource": st.context_window_source,
-        "reserveTokens": st.reserve_tokens,
-        "reserveTokensFloor": st.reserve_tokens_floor,
-        "keepRecentTokens": st.keep_recent_tokens,
-        "threshold": st.threshold(),
-        "contextTokens": entry::number(context_tokens),
-        "transcriptTokens": entry::number(est.tokens),
-        "source": if est.usage_entry.is_some() { "usage" } else { "estimate" },
-        "usageTokens": entry::number(est.usage_tokens),
-        "trailingTokens": est.trailing_tokens,
-        "usageStale": usage_stale,
-        "overhead": overhead.to_json(applied),
-        "transcriptBytes": scan.bytes,
-        "maxActiveTranscriptBytes": st.max_active_transcript_bytes,
-        "truncateAfterCompaction": st.truncate_after_compaction,
-        "alreadyCompacted": nothing && !path.is_empty(),
-        "repairFirst": repaired::repair_json(view.repair.as_ref()),
-        "reasons": reasons,
-        "shouldCompact": due,
-    });
-    Ok(CheckReport { json, due })
+    let doc = CheckDoc {
+        key: s.key.clone(),
+        session_id: s.session_id.clone(),
+        path: s.path.to_string_lossy().into_owned(),
+        mode: st.mode.as_str(),
+        context_window: st.context_window,
+        context_window_source: st.context_window_source,
+        reserve_tokens: st.reserve_tokens,
+        reserve_tokens_floor: st.reserve_tokens_floor,
+        keep_recent_tokens: st.keep_recent_tokens,
+        threshold: st.threshold(),
+        context_tokens: entry::number(context_tokens),
+        transcript_tokens: entry::number(est.tokens),
+        source: if est.usage_entry.is_some() {
+            "usage"
+        } else {
+            "estimate"
+        },
+        usage_tokens: entry::number(est.usage_tokens),
+        trailing_tokens: est.trailing_tokens,
+        usage_stale,
+        overhead: overhead.to_json(applied),
+        transcript_bytes: scan.bytes,
+        max_active_transcript_bytes: st.max_active_transcript_bytes,
+        truncate_after_compaction: st.truncate_after_compaction,
+        already_compacted: nothing && !path.is_empty(),
+        repair_first: repaired::repair_json(view.repair.as_ref()),
+        reasons,
+        should_compact: due,
+    };
+    Ok(CheckReport { doc, due })
 }
 
-fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Value> {
+fn ids_of(scan: &Scanned, path: &[PathEntry], idx: &[usize]) -> Vec<Option<String>> {
     idx.iter()
-        .map(|&i| scan.id(path[i].row).map_or(Value::Null, |s| json!(s)))
+        .map(|&i| scan.id(path[i].row).map(String::from))
         .collect()
+}
+
+/// What `plan` printed: `prepareCompaction` on the transcript as the gateway compacts it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanReport {
+    /// The store key.
+    pub key: Option<String>,
+    /// The transcript.
+    pub path: String,
+    /// The leaf the plan starts from.
+    pub leaf_id: Option<String>,
+    /// The recent tokens kept.
+    pub keep_recent_tokens: u64,
+    /// The tokens kept free for the reply.
+    pub reserve_tokens: u64,
+    /// The repair the gateway makes first.
+    pub repair_first: Value,
+    /// `check`'s decision.
+    pub due: DueDecision,
+    /// Whether there is anything to compact.
+    pub compactable: bool,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// The cut, when compactable.
+    #[serde(flatten)]
+    pub cut: Option<PlanCut>,
+}
+
+/// The cut `plan` found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanCut {
+    /// The first entry kept.
+    pub first_kept_entry_id: String,
+    /// The context's tokens before.
+    pub tokens_before: Value,
+    /// Whether the cut splits a turn.
+    pub is_split_turn: bool,
+    /// The split turn's first entry.
+    pub turn_start_entry_id: Option<String>,
+    /// The compaction before this one.
+    pub previous_compaction_id: Option<String>,
+    /// Where the summarised part starts.
+    pub boundary_start_entry_id: Option<String>,
+    /// The entries summarised.
+    pub messages_to_summarize: Vec<Option<String>>,
+    /// The split turn's prefix, summarised apart.
+    pub turn_prefix_messages: Vec<Option<String>>,
+    /// The entries kept.
+    pub kept_entries: Vec<Option<String>>,
+    /// Files read, not modified.
+    pub read_files: Vec<String>,
+    /// Files modified.
+    pub modified_files: Vec<String>,
+    /// Whether the manual hardening rule applies.
+    pub hardening: bool,
+    /// With `--messages`, the converted messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<PlanMessages>,
+}
+
+/// The messages a compaction would summarise, converted as the model sees them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanMessages {
+    /// The summarised part.
+    pub messages_to_summarize: Vec<Value>,
+    /// The split turn's prefix.
+    pub turn_prefix_messages: Vec<Value>,
 }
 
 /// `plan`: `prepareCompaction` as JSON on the transcript as the gateway compacts it (the
@@ -370,94 +536,68 @@ pub fn plan_json(
     s: &SessionRef,
     o: &CheckOptions,
     messages: bool,
-) -> Result<Value, CompactError> {
+) -> Result<PlanReport, CompactError> {
     let st = settings_for(ctx, s, &o.overrides);
     let view = repaired::scan(&s.file, ctx.now_ms, o.repair)?;
-    let due = decide(ctx, s, o, &view)?.json;
+    let due = DueDecision::of(decide(ctx, s, o, &view)?.doc);
     let scan = &view.scan;
     let path = active_path(scan);
     let previous = previous_row(scan, &path)?;
     let prep = plan::prepare(scan, &path, st.keep_recent_tokens, previous.as_ref())?;
-    let mut doc = Map::new();
-    doc.insert("key".into(), json!(s.key));
-    doc.insert("path".into(), json!(s.path.to_string_lossy()));
-    doc.insert("leafId".into(), json!(scan.index.leaf_id()));
-    doc.insert("keepRecentTokens".into(), json!(st.keep_recent_tokens));
-    doc.insert("reserveTokens".into(), json!(st.reserve_tokens));
-    doc.insert(
-        "repairFirst".into(),
-        repaired::repair_json(view.repair.as_ref()),
-    );
-    let mut decision = Map::new();
-    for k in [
-        "shouldCompact",
-        "reasons",
-        "contextTokens",
-        "transcriptTokens",
-        "source",
-        "threshold",
-        "overhead",
-    ] {
-        decision.insert(k.into(), due[k].clone());
-    }
-    doc.insert("due".into(), Value::Object(decision));
-    let Some(p) = prep else {
-        let last_is_compaction = !path.is_empty();
-        doc.insert("compactable".into(), json!(false));
-        doc.insert(
-            "reason".into(),
-            json!(if last_is_compaction {
-                "Already compacted"
-            } else {
-                "Nothing to compact (session too small)"
-            }),
-        );
-        return Ok(Value::Object(doc));
+    let mut doc = PlanReport {
+        key: s.key.clone(),
+        path: s.path.to_string_lossy().into_owned(),
+        leaf_id: scan.index.leaf_id().map(String::from),
+        keep_recent_tokens: st.keep_recent_tokens,
+        reserve_tokens: st.reserve_tokens,
+        repair_first: repaired::repair_json(view.repair.as_ref()),
+        due,
+        compactable: false,
+        reason: None,
+        cut: None,
     };
-    doc.insert("compactable".into(), json!(true));
-    doc.insert("firstKeptEntryId".into(), json!(p.first_kept_entry_id));
-    doc.insert("tokensBefore".into(), entry::number(p.tokens_before));
-    doc.insert("isSplitTurn".into(), json!(p.cut.is_split_turn));
-    doc.insert(
-        "turnStartEntryId".into(),
-        json!(p
+    let Some(p) = prep else {
+        doc.reason = Some(if !path.is_empty() {
+            "Already compacted"
+        } else {
+            "Nothing to compact (session too small)"
+        });
+        return Ok(doc);
+    };
+    let id = |i: usize| scan.id(path[i].row).map(String::from);
+    let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
+    let messages = if messages {
+        let (h, t) = summarized_messages(scan, &path, &p)?;
+        Some(PlanMessages {
+            messages_to_summarize: h,
+            turn_prefix_messages: t,
+        })
+    } else {
+        None
+    };
+    doc.compactable = true;
+    doc.cut = Some(PlanCut {
+        first_kept_entry_id: p.first_kept_entry_id.clone(),
+        tokens_before: entry::number(p.tokens_before),
+        is_split_turn: p.cut.is_split_turn,
+        turn_start_entry_id: p
             .cut
             .turn_start_index
             .filter(|_| p.cut.is_split_turn)
-            .and_then(|i| scan.id(path[i].row))),
-    );
-    doc.insert(
-        "previousCompactionId".into(),
-        json!(p.previous_compaction.and_then(|i| scan.id(path[i].row))),
-    );
-    doc.insert(
-        "boundaryStartEntryId".into(),
-        json!(path.get(p.boundary_start).and_then(|e| scan.id(e.row))),
-    );
-    doc.insert(
-        "messagesToSummarize".into(),
-        Value::Array(ids_of(scan, &path, &p.messages_to_summarize)),
-    );
-    doc.insert(
-        "turnPrefixMessages".into(),
-        Value::Array(ids_of(scan, &path, &p.turn_prefix_messages)),
-    );
-    let kept: Vec<usize> = (p.cut.first_kept_index..path.len()).collect();
-    doc.insert(
-        "keptEntries".into(),
-        Value::Array(ids_of(scan, &path, &kept)),
-    );
-    doc.insert("readFiles".into(), json!(p.read_files));
-    doc.insert("modifiedFiles".into(), json!(p.modified_files));
-    doc.insert("hardening".into(), json!(!st.keep_recent_explicit));
-    if messages {
-        let (h, t) = summarized_messages(scan, &path, &p)?;
-        doc.insert(
-            "messages".into(),
-            json!({"messagesToSummarize": h, "turnPrefixMessages": t}),
-        );
-    }
-    Ok(Value::Object(doc))
+            .and_then(id),
+        previous_compaction_id: p.previous_compaction.and_then(id),
+        boundary_start_entry_id: (p.boundary_start < path.len())
+            .then(|| id(p.boundary_start))
+            .flatten(),
+        messages_to_summarize: ids_of(scan, &path, &p.messages_to_summarize),
+        turn_prefix_messages: ids_of(scan, &path, &p.turn_prefix_messages),
+        kept_entries: ids_of(scan, &path, &kept),
+        read_files: p.read_files.clone(),
+        modified_files: p.modified_files.clone(),
+        hardening: !st.keep_recent_explicit,
+        messages,
+    });
+    Ok(doc)
 }
 
 fn previous_row(scan: &Scanned, path: &[PathEntry]) -> Result<Option<Value>, CompactError> {
@@ -618,8 +758,189 @@ fn summarize(
     ))
 }
 
+/// What `run` printed: a compaction, or why there was none.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum RunReport {
+    /// Nothing was compacted (a repair found first is still written).
+    NotCompacted(NotCompacted),
+    /// A compaction was appended (or, with `--rotate`, a successor written).
+    Compacted(Box<Compacted>),
+}
+
+impl RunReport {
+    /// Whether a compaction was made.
+    pub fn compacted(&self) -> bool {
+        matches!(self, RunReport::Compacted(_))
+    }
+}
+
+/// `run`'s document when nothing was compacted.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotCompacted {
+    /// Always true.
+    pub ok: bool,
+    /// Always false.
+    pub compacted: bool,
+    /// Why not.
+    pub reason: String,
+    /// The store key.
+    pub key: Option<String>,
+    /// The transcript.
+    pub path: String,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+    /// The repair the gateway makes first.
+    pub repair_first: Value,
+    /// The live-gateway warning, if any.
+    pub warning: Option<String>,
+}
+
+/// `run`'s document for a compaction.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Compacted {
+    /// Always true.
+    pub ok: bool,
+    /// Always true.
+    pub compacted: bool,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+    /// The store key.
+    pub key: Option<String>,
+    /// The transcript.
+    pub path: String,
+    /// What the gateway's `compact` returns.
+    pub result: CompactionResult,
+    /// The compaction entry appended.
+    pub entry: Value,
+    /// Whether the manual hardening rule set `firstKeptEntryId`.
+    pub hardened: bool,
+    /// The `firstKeptEntryId` before hardening.
+    pub planned_first_kept_entry_id: String,
+    /// Whether the cut splits a turn.
+    pub is_split_turn: bool,
+    /// The successor, with `--rotate`.
+    pub rotation: Option<Value>,
+    /// The repair the gateway makes first.
+    pub repair_first: Value,
+    /// The store write, when the session has an entry.
+    pub store: Option<StoreWrite>,
+    /// The signal recorded, when written.
+    pub signal: Option<SignalRecord>,
+    /// The live-gateway warning, if any.
+    pub warning: Option<String>,
+}
+
+/// The store side of a compaction.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreWrite {
+    /// The store.
+    pub path: String,
+    /// Whether it was written (not for a dry run).
+    pub written: bool,
+    /// The entry after.
+    pub entry: Value,
+}
+
+/// The compaction signal, as recorded or not.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SignalRecord {
+    /// Recorded in the signal log.
+    Recorded {
+        /// Always true.
+        recorded: bool,
+        /// Its sequence number.
+        sequence: i64,
+    },
+    /// Not recorded.
+    Failed {
+        /// Always false.
+        recorded: bool,
+        /// Why.
+        error: String,
+    },
+}
+
+/// The gateway's `compact` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    /// The summary.
+    pub summary: String,
+    /// The first entry kept.
+    pub first_kept_entry_id: String,
+    /// The context's tokens before.
+    pub tokens_before: Value,
+    /// The estimate after, when plausible.
+    pub tokens_after: Option<u64>,
+    /// The files the summarised part read and modified.
+    pub details: FileDetails,
+    /// The successor's session id, with `--rotate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The successor's transcript, with `--rotate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_file: Option<String>,
+}
+
+/// The files a compaction's summarised part touched.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDetails {
+    /// Read, not modified.
+    pub read_files: Vec<String>,
+    /// Modified.
+    pub modified_files: Vec<String>,
+}
+
+/// What `truncate --max-lines` printed (the peer's result document).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TruncateReport {
+    /// Always true.
+    pub ok: bool,
+    /// The store key.
+    pub key: Option<String>,
+    /// Whether lines were cut.
+    pub compacted: bool,
+    /// Why nothing was done (`no sessionId`, `no transcript`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// Where the original is archived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived: Option<String>,
+    /// The lines kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<usize>,
+    /// Set for a dry run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// The live-gateway warning, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+impl TruncateReport {
+    fn nothing(key: &Option<String>, reason: Option<&'static str>, kept: Option<usize>) -> Self {
+        TruncateReport {
+            ok: true,
+            key: key.clone(),
+            compacted: false,
+            reason,
+            archived: None,
+            kept,
+            dry_run: false,
+            warning: None,
+        }
+    }
+}
+
 /// `run`: one manual compaction. Returns the result document.
-pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, CompactError> {
+pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<RunReport, CompactError> {
     // Never a transcript outside the state dir (dry runs say so too).
     s.clone().for_writing()?;
     let st = settings_for(ctx, s, &o.overrides);
@@ -638,14 +959,21 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     let repair_doc = repaired::repair_json(repair_first.as_ref());
     // Nothing to compact: the repair is still written, as the gateway's repair pass runs
     // before it looks (alone, as `claw-transcript repair` writes it).
-    let not_compacted = |reason: &str| -> Result<Value, CompactError> {
+    let not_compacted = |reason: &str| -> Result<RunReport, CompactError> {
         if let (Some(r), Some(text), false) = (&repair_first, &repaired_text, o.dry_run) {
             let side = entry::prepare_replaced(&s.file, r.original_len, text, None)?;
             commit::commit(side, None)?;
         }
-        Ok(
-            json!({"ok": true, "compacted": false, "reason": reason, "key": s.key, "path": s.path.to_string_lossy(), "dryRun": o.dry_run, "repairFirst": repair_doc, "warning": warning}),
-        )
+        Ok(RunReport::NotCompacted(NotCompacted {
+            ok: true,
+            compacted: false,
+            reason: reason.to_string(),
+            key: s.key.clone(),
+            path: s.path.to_string_lossy().into_owned(),
+            dry_run: o.dry_run,
+            repair_first: repair_doc.clone(),
+            warning: warning.clone(),
+        }))
     };
     let items = plan::context_items(&scan, &path)?;
     if path.is_empty() {
@@ -746,8 +1074,8 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let mut store_doc = Value::Null;
-    let mut signal_doc = Value::Null;
+    let mut store_doc = None;
+    let mut signal_doc = None;
     let mut store_side = None;
     if let (Some(key), Some(target)) = (&s.key, &s.target) {
         let cp = bookkeeping::checkpoint_record(&Checkpoint {
@@ -780,7 +1108,11 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
                 bookkeeping::apply_compaction(e, &record)
             })?;
         store_side = side;
-        store_doc = json!({"path": target.store_path.to_string_lossy(), "written": !o.dry_run, "entry": updated});
+        store_doc = Some(StoreWrite {
+            path: target.store_path.to_string_lossy().into_owned(),
+            written: !o.dry_run,
+            entry: updated,
+        });
     }
     if let Some(sides) = transcript_side {
         commit::commit_all(sides, store_side)?;
@@ -788,41 +1120,48 @@ pub fn run(ctx: &StateContext, s: &SessionRef, o: &RunOptions) -> Result<Value, 
     if let (Some(key), Some(target), false) = (&s.key, &s.target, o.dry_run) {
         let op = uuid::Uuid::new_v4().to_string();
         signal_doc = match bookkeeping::record_signal(ctx, key, &target.agent_id, &active_id, &op) {
-            None => Value::Null,
-            Some(Ok(seq)) => json!({"recorded": true, "sequence": seq}),
-            Some(Err(e)) => json!({"recorded": false, "error": e}),
+            None => None,
+            Some(Ok(seq)) => Some(SignalRecord::Recorded {
+                recorded: true,
+                sequence: seq,
+            }),
+            Some(Err(e)) => Some(SignalRecord::Failed {
+                recorded: false,
+                error: e,
+            }),
         };
     }
-    let mut result = Map::new();
-    result.insert("summary".into(), json!(summary));
-    result.insert("firstKeptEntryId".into(), json!(effective_first_kept));
-    result.insert("tokensBefore".into(), entry::number(p.tokens_before));
-    result.insert("tokensAfter".into(), json!(tokens_after));
-    result.insert(
-        "details".into(),
-        json!({"readFiles": p.read_files, "modifiedFiles": p.modified_files}),
-    );
-    if let Some(x) = &successor {
-        result.insert("sessionId".into(), json!(x.session_id));
-        result.insert("sessionFile".into(), json!(x.path.to_string_lossy()));
-    }
-    Ok(json!({
-        "ok": true,
-        "compacted": true,
-        "dryRun": o.dry_run,
-        "key": s.key,
-        "path": s.path.to_string_lossy(),
-        "result": Value::Object(result),
-        "entry": appended.entry,
-        "hardened": appended.hardened,
-        "plannedFirstKeptEntryId": appended.planned_first_kept,
-        "isSplitTurn": p.cut.is_split_turn,
-        "rotation": successor.as_ref().map(|x| x.result_json()),
-        "repairFirst": repair_doc,
-        "store": store_doc,
-        "signal": signal_doc,
-        "warning": warning,
-    }))
+    let result = CompactionResult {
+        summary,
+        first_kept_entry_id: effective_first_kept,
+        tokens_before: entry::number(p.tokens_before),
+        tokens_after,
+        details: FileDetails {
+            read_files: p.read_files,
+            modified_files: p.modified_files,
+        },
+        session_id: successor.as_ref().map(|x| x.session_id.clone()),
+        session_file: successor
+            .as_ref()
+            .map(|x| x.path.to_string_lossy().into_owned()),
+    };
+    Ok(RunReport::Compacted(Box::new(Compacted {
+        ok: true,
+        compacted: true,
+        dry_run: o.dry_run,
+        key: s.key.clone(),
+        path: s.path.to_string_lossy().into_owned(),
+        result,
+        entry: appended.entry,
+        hardened: appended.hardened,
+        planned_first_kept_entry_id: appended.planned_first_kept,
+        is_split_turn: p.cut.is_split_turn,
+        rotation: successor.as_ref().map(|x| x.result_json()),
+        repair_first: repair_doc,
+        store: store_doc,
+        signal: signal_doc,
+        warning,
+    })))
 }
 
 /// Takes the lock of the session's store, when it has one and this is not a dry run.
@@ -879,22 +1218,20 @@ pub fn truncate(
     max_lines: u64,
     dry_run: bool,
     wait: LockWait,
-) -> Result<Value, CompactError> {
+) -> Result<TruncateReport, CompactError> {
     // Never a transcript outside the state dir (dry runs say so too).
     s.clone().for_writing()?;
-    let key = json!(s.key);
+    let key = &s.key;
     if let Some(e) = &s.entry {
         if e.get("sessionId")
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
         {
-            return Ok(
-                json!({"ok": true, "key": key, "compacted": false, "reason": "no sessionId"}),
-            );
+            return Ok(TruncateReport::nothing(key, Some("no sessionId"), None));
         }
     }
     if !s.path.is_file() {
-        return Ok(json!({"ok": true, "key": key, "compacted": false, "reason": "no transcript"}));
+        return Ok(TruncateReport::nothing(key, Some("no transcript"), None));
     }
     let warning = live_gateway_rule(ctx, dry_run)?;
     // The store lock first, then the transcript's: a busy store leaves both as they were.
@@ -902,7 +1239,7 @@ pub fn truncate(
     let _guard = lock(ctx, &s.path, dry_run)?;
     let plan = truncate::plan(&s.file, max_lines)?;
     let Some(lines) = plan.lines else {
-        return Ok(json!({"ok": true, "key": key, "compacted": false, "kept": plan.kept}));
+        return Ok(TruncateReport::nothing(key, None, Some(plan.kept)));
     };
     // Written but not yet in place: both sides go in together, below (`commit`).
     let (transcript_side, archived) = if dry_run {
@@ -916,10 +1253,16 @@ pub fn truncate(
         let (side, archived) = truncate::prepare(&s.path, &lines, ctx.now_ms)?;
         (Some(side), archived)
     };
-    let mut doc = json!({"ok": true, "key": key, "compacted": true, "archived": archived.to_string_lossy(), "kept": plan.kept});
-    if dry_run {
-        doc["dryRun"] = json!(true);
-    }
+    let mut doc = TruncateReport {
+        ok: true,
+        key: key.clone(),
+        compacted: true,
+        reason: None,
+        archived: Some(archived.to_string_lossy().into_owned()),
+        kept: Some(plan.kept),
+        dry_run,
+        warning: None,
+    };
     let mut store_side = None;
     if let (Some(k), Some(target)) = (&s.key, &s.target) {
         store_side = prepare_entry_update(target, k, s.session_id.as_deref(), dry_run, |e| {
@@ -930,8 +1273,6 @@ pub fn truncate(
     if let Some(side) = transcript_side {
         commit::commit(side, store_side)?;
     }
-    if let Some(w) = warning {
-        doc["warning"] = json!(w);
-    }
+    doc.warning = warning;
     Ok(doc)
 }

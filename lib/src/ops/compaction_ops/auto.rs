@@ -14,7 +14,7 @@ use crate::install::context::StateContext;
 use crate::ops::session_ops::OpsError;
 use crate::store::{LoadOptions, SessionStore};
 
-use super::ops::{self, CheckOptions, CompactError, RunOptions};
+use super::{self as ops, CheckOptions, CompactError, RunOptions};
 
 /// What `auto` does.
 #[derive(Debug, Clone)]
@@ -46,10 +46,10 @@ pub struct AutoResult {
     pub error: Option<String>,
     /// `check`'s document.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub check: Option<Value>,
+    pub check: Option<super::CheckDoc>,
     /// `run`'s document.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub run: Option<Value>,
+    pub run: Option<super::RunReport>,
 }
 
 /// One line of `auto`'s output.
@@ -164,7 +164,7 @@ fn step(ctx: &StateContext, req: &AutoRequest, name: &str) -> Result<AutoResult,
     }
     let c = ops::check(ctx, &s, &req.check)?;
     if !c.due {
-        return Ok(skipped("not due", Some(c.json)));
+        return Ok(skipped("not due", Some(c.doc)));
     }
     let st = ops::settings_for(ctx, &s, &req.check.overrides);
     let opts = RunOptions {
@@ -172,13 +172,13 @@ fn step(ctx: &StateContext, req: &AutoRequest, name: &str) -> Result<AutoResult,
         ..req.run.clone()
     };
     let doc = ops::run(ctx, &s, &opts)?;
-    let compacted = doc["compacted"] == Value::Bool(true);
+    let compacted = doc.compacted();
     Ok(AutoResult {
         action: if compacted { "compacted" } else { "skipped" },
         reason: None,
         exit_code: None,
         error: None,
-        check: Some(c.json),
+        check: Some(c.doc),
         run: Some(doc),
     })
 }
