@@ -146,6 +146,29 @@ fn write_dir(home: &Path) {
             json!({"type":"message","id":format!("{:08x}", i + 1),"parentId":null,"timestamp":ts(updated - 9_000),
                 "message":{"role":"user","content":[{"type":"text","text":format!("hello {key}")}],"timestamp":updated - 9_000}}),
         ];
+        // Attachments in the legacy carriers 9.6 folds into `__openclaw.media` on import.
+        let media = match i % 4 {
+            1 => {
+                json!({"MediaPath":" /in/photo.jpg ","MediaType":"image/jpeg","MediaUrl":"https://cdn/p.jpg","MediaTranscribedIndexes":[0]})
+            }
+            2 => {
+                json!({"media":[{"path":"/in/v.mp4","kind":"video","durationMs":1200}],"MediaPaths":["/in/v.mp4","/in/a.ogg"],"MediaTypes":["video/mp4","audio"]})
+            }
+            3 => {
+                json!({"__openclaw":{"media":[{"url":" https://x/1 ","sizeBytes":12}]},"MediaStaged":true,"MediaWorkspaceDir":"/ws"})
+            }
+            _ => json!({}),
+        };
+        let mut message = json!({"role":"user","content":[{"type":"text","text":"see attached"}],"timestamp":updated - 8_000});
+        message
+            .as_object_mut()
+            .unwrap()
+            .extend(media.as_object().unwrap().clone());
+        let lines = [
+            lines[0].clone(),
+            lines[1].clone(),
+            json!({"type":"message","id":format!("m{:07x}", i + 1),"parentId":format!("{:08x}", i + 1),"timestamp":ts(updated - 8_000),"message":message}),
+        ];
         let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&file, body).unwrap();
         let mut e = Map::new();

@@ -76,10 +76,12 @@ pub struct FtsEntry {
 #[error("not a JSON line: {0}")]
 pub struct BadLine(String);
 
-/// A legacy JSONL line as 9.6 stores it: parsed as `JSON.parse` does and written back as
-/// `JSON.stringify` does; returns the value and its text.
+/// A legacy JSONL line as 9.6 stores it: parsed as `JSON.parse` does, its message's media
+/// made canonical ([`media`]) and written back as `JSON.stringify` does; returns the value
+/// and its text.
 pub fn event_line(line: &str) -> Result<(Value, String), BadLine> {
-    let value = jsjson::parse_value(line).map_err(|e| BadLine(e.to_string()))?;
+    let mut value = jsjson::parse_value(line).map_err(|e| BadLine(e.to_string()))?;
+    media::canonicalize_event(&mut value).map_err(|e| BadLine(e.to_string()))?;
     let text = jsjson::to_string_compact(&value);
     Ok((value, text))
 }
@@ -652,6 +654,7 @@ pub fn event_payload(
 // ---- store entries ----------------------------------------------------------------------
 
 pub mod entry;
+pub mod media;
 
 /// A legacy store entry of `key` as 9.6 stores it in `session_nodes.entry_json`:
 /// `sessionFile` and the retired fields gone, the legacy delivery fields folded into
