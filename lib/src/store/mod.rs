@@ -8,6 +8,7 @@
 
 pub mod lifecycle;
 pub mod list_row;
+pub mod row_text;
 pub mod session_list;
 pub mod store_lock;
 pub mod transcript_path;
@@ -324,26 +325,23 @@ impl SessionStore {
         Self::from_text(path, t, opts).map(Some)
     }
 
+    /// The store of `t`, read through [`scan::StoreScan`] (the one reader of store
+    /// text: split, in JavaScript key order, duplicates resolved as `JSON.parse` does),
+    /// every entry put through the load pass.
     fn from_text(path: &Path, t: StoreText, opts: LoadOptions) -> Result<Self, StoreError> {
-        let StoreText {
-            text,
-            body_start,
-            warnings,
-        } = t;
-        let body = &text[body_start..];
-        let raw = parse_store_text(path, body)?;
-        let had_bom = body_start != 0;
+        let had_bom = t.body_start != 0;
+        let scan = scan::StoreScan::from_text(path, Some(t))?;
         let mut store = SessionStore {
             path: path.to_path_buf(),
-            entries: Map::with_capacity(raw.len()),
+            entries: Map::with_capacity(scan.len()),
             disk_text: None,
             changed_on_load: had_bom,
-            warnings,
+            warnings: scan.warnings().to_vec(),
             holes: std::collections::HashMap::new(),
         };
         let sessions_dir = store.sessions_dir();
-        for (key, value) in raw {
-            let Value::Object(mut entry) = value else {
+        for i in 0..scan.len() {
+            let Some(Value::Object(mut entry)) = scan.entry_value(i) else {
                 store.changed_on_load = true;
                 continue;
             };
@@ -355,6 +353,7 @@ impl SessionStore {
                 EntryVerdict::Drop => store.changed_on_load = true,
                 EntryVerdict::Keep { changed } => {
                     store.changed_on_load |= changed;
+                    let key = scan.key(i).to_string();
                     if !holes.is_empty() {
                         store.holes.insert(key.clone(), holes);
                     }
@@ -362,7 +361,7 @@ impl SessionStore {
                 }
             }
         }
-        store.disk_text = Some(std::sync::Arc::new(text));
+        store.disk_text = Some(std::sync::Arc::new(scan.into_text()));
         Ok(store)
     }
 
