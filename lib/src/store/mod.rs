@@ -325,23 +325,26 @@ impl SessionStore {
         Self::from_text(path, t, opts).map(Some)
     }
 
-    /// The store of `t`, read through [`scan::StoreScan`] (the one reader of store
-    /// text: split, in JavaScript key order, duplicates resolved as `JSON.parse` does),
-    /// every entry put through the load pass.
     fn from_text(path: &Path, t: StoreText, opts: LoadOptions) -> Result<Self, StoreError> {
-        let had_bom = t.body_start != 0;
-        let scan = scan::StoreScan::from_text(path, Some(t))?;
+        let StoreText {
+            text,
+            body_start,
+            warnings,
+        } = t;
+        let body = &text[body_start..];
+        let raw = parse_store_text(path, body)?;
+        let had_bom = body_start != 0;
         let mut store = SessionStore {
             path: path.to_path_buf(),
-            entries: Map::with_capacity(scan.len()),
+            entries: Map::with_capacity(raw.len()),
             disk_text: None,
             changed_on_load: had_bom,
-            warnings: scan.warnings().to_vec(),
+            warnings,
             holes: std::collections::HashMap::new(),
         };
         let sessions_dir = store.sessions_dir();
-        for i in 0..scan.len() {
-            let Some(Value::Object(mut entry)) = scan.entry_value(i) else {
+        for (key, value) in raw {
+            let Value::Object(mut entry) = value else {
                 store.changed_on_load = true;
                 continue;
             };
@@ -353,7 +356,6 @@ impl SessionStore {
                 EntryVerdict::Drop => store.changed_on_load = true,
                 EntryVerdict::Keep { changed } => {
                     store.changed_on_load |= changed;
-                    let key = scan.key(i).to_string();
                     if !holes.is_empty() {
                         store.holes.insert(key.clone(), holes);
                     }
@@ -361,7 +363,7 @@ impl SessionStore {
                 }
             }
         }
-        store.disk_text = Some(std::sync::Arc::new(scan.into_text()));
+        store.disk_text = Some(std::sync::Arc::new(text));
         Ok(store)
     }
 

@@ -226,11 +226,6 @@ impl StoreScan {
         &self.text
     }
 
-    /// The whole file as read, the scan done with.
-    pub fn into_text(self) -> FileText {
-        self.text
-    }
-
     /// Whether the file is still as read ([`FileText::unchanged`]): check before copying
     /// bytes of [`StoreScan::text`] into another file.
     pub fn text_unchanged(&self) -> bool {
