@@ -8,11 +8,9 @@
 //! load-time holes) and the prompt-blob projection. The gateway's preview measures entries
 //! after the load pass; its apply path after the save pass: [`PassMode`] chooses.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use foldhash::fast::FixedState;
 use serde_json::{Map, Value};
@@ -32,7 +30,7 @@ use crate::store::normalize::{
 use crate::store::prompt_blobs::{
     self, blob_path, hydrate_entry_cached, project_for_persistence, BlobCache, PromptBlob,
 };
-use crate::store::scan::StoreScan;
+use crate::store::scan::{self, StoreScan};
 use crate::store::{read_store_text, SaveOutcome, StoreError, StoreText};
 
 /// What the rules need to know about one entry.
@@ -455,153 +453,20 @@ fn lean_entry(
     }
 }
 
-/// One top-level entry of a canonical store, as a walk over it found it.
-#[derive(Debug)]
-struct WalkedEntry {
-    key: String,
-    /// The key's hash ([`FixedState`]), taken while the key is fresh in the cache: the
-    /// duplicate check compares hashes, and strings only where two hashes meet.
-    key_hash: u64,
-    /// Where its key literal starts in the file.
-    key_start: usize,
-    /// Its value, in the file.
-    value: Range<usize>,
-    /// `None`: not an object (the gateway drops it).
-    lean: Option<Lean>,
-}
+/// One top-level entry of a canonical store as the walk found it: `None` when not an
+/// object (the gateway drops it), else what the lean road made of it.
+type WalkedEntry = scan::WalkedEntry<Option<Lean>>;
 
-/// Walks one segment of a canonical store body (offset `base` in the file), taking every
-/// entry down the lean road; `None` when the text is not canonical.
-fn walk_canonical_segment(
-    body: &str,
-    base: usize,
-    segment: Range<usize>,
-    sessions_dir: &Path,
-    mode: PassMode,
-    caches: &mut LeanCaches,
-) -> Option<Vec<WalkedEntry>> {
-    // Entries are seldom under 300 bytes: reserve so that the vector never moves.
-    let mut out = Vec::with_capacity(segment.len() / 300 + 16);
-    let mut failed = false;
-    let walked = canonical::walk_segment(body, segment, |m, members| {
-        let Some(key) = canonical::literal_text(&body[m.key.clone()]) else {
-            failed = true;
-            return false;
-        };
-        let key = key.into_owned();
-        // An array-index key makes the gateway's object reorder its keys: the full pass.
-        if jsjson::is_array_index(&key) {
-            failed = true;
-            return false;
-        }
-        let key_hash = FixedState::default().hash_one(key.as_str());
-        let lean =
-            members.map(|members| lean_entry(&key, body, members, sessions_dir, mode, caches));
-        out.push(WalkedEntry {
-            key,
-            key_hash,
-            key_start: base + m.key.start,
-            value: base + m.value.start..base + m.value.end,
-            lean,
-        });
-        true
-    });
-    (walked && !failed).then_some(out)
-}
-
-/// How many threads a canonical store is walked with.
-fn walk_threads(body_len: usize) -> usize {
-    if body_len < 4 << 20 {
-        return 1;
-    }
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-}
-
-/// Segments per walking thread: each thread takes the next segment when it is done with
-/// one, so that threads finish together although entries differ in cost and another
-/// thread (the directory listing) shares the cores.
-const SEGMENTS_PER_THREAD: usize = 8;
-
-/// Walks a whole canonical store body in segments, on this thread and helpers; the
-/// entries come back in file order, segment by segment. `None` when the text is not
-/// canonical, or holds keys a walk cannot order (array indices) or duplicate keys.
+/// Walks a whole canonical store body ([`scan::walk_canonical`]), every entry taking the
+/// lean road; `None` when the store is not one the walk reads.
 fn walk_canonical(
     st: &StoreText,
     sessions_dir: &Path,
     mode: PassMode,
 ) -> Option<Vec<Vec<WalkedEntry>>> {
-    let body = &st.text[st.body_start..];
-    if jsjson::may_hold_reserved(body) {
-        return None;
-    }
-    let threads = walk_threads(body.len());
-    let segments = canonical::segments(body, threads * SEGMENTS_PER_THREAD)?;
-    let base = st.body_start;
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let work = || {
-        let mut caches = LeanCaches::default();
-        let mut done = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(segment) = segments.get(k) else {
-                return done;
-            };
-            if failed.load(Ordering::Relaxed) {
-                return done;
-            }
-            let walked = walk_canonical_segment(
-                body,
-                base,
-                segment.clone(),
-                sessions_dir,
-                mode,
-                &mut caches,
-            );
-            match walked {
-                Some(entries) => done.push((k, entries)),
-                None => {
-                    failed.store(true, Ordering::Relaxed);
-                    return done;
-                }
-            }
-        }
-    };
-    let mut parts = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads)
-            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
-            .collect();
-        let mut parts = work();
-        for helper in helpers {
-            match helper.join() {
-                Ok(theirs) => parts.extend(theirs),
-                // A failed walk only sends the store down the full pass.
-                Err(_) => failed.store(true, Ordering::Relaxed),
-            }
-        }
-        parts
-    });
-    if failed.load(Ordering::Relaxed) || parts.len() != segments.len() {
-        return None;
-    }
-    parts.sort_unstable_by_key(|&(k, _)| k);
-    let parts: Vec<Vec<WalkedEntry>> = parts.into_iter().map(|(_, part)| part).collect();
-    (!has_duplicate_key(&parts)).then_some(parts)
-}
-
-/// Whether two walked entries share a key (the gateway's object keeps the last one: the
-/// full pass). The hashes are sorted and compared; the strings only when two hashes meet.
-fn has_duplicate_key(parts: &[Vec<WalkedEntry>]) -> bool {
-    let mut hashes: Vec<u64> = parts.iter().flatten().map(|e| e.key_hash).collect();
-    hashes.sort_unstable();
-    if hashes.windows(2).all(|w| w[0] != w[1]) {
-        return false;
-    }
-    let count = hashes.len();
-    drop(hashes);
-    let mut seen: HashSet<&str, FixedState> =
-        HashSet::with_capacity_and_hasher(count, Default::default());
-    !parts.iter().flatten().all(|e| seen.insert(&e.key))
+    scan::walk_canonical(st, |caches: &mut LeanCaches, key, body, members| {
+        members.map(|members| lean_entry(key, body, members, sessions_dir, mode, caches))
+    })
 }
 
 /// From how many walked entries [`StoreFacts::from_walk`] gathers them on two threads.
@@ -648,7 +513,7 @@ impl Gathered {
                 key,
                 key_start,
                 value,
-                lean,
+                item: lean,
                 ..
             } = e;
             let chunk = key_start - 2..value.end;
@@ -758,7 +623,7 @@ impl StoreFacts {
     ) -> Self {
         let bom = st.body_start > 0;
         let wants_chunk = mode != PassMode::Preview { chunks: false };
-        let as_read = |e: &WalkedEntry| match &e.lean {
+        let as_read = |e: &WalkedEntry| match &e.item {
             None | Some(Lean::Dropped) => true,
             Some(Lean::Kept { identity, .. }) => *identity || !wants_chunk,
             Some(Lean::Full) => false,
@@ -779,7 +644,7 @@ impl StoreFacts {
         for (i, e) in walked.into_iter().flatten().enumerate() {
             out.push_lean(
                 i,
-                e.lean,
+                e.item,
                 Some(e.key_start - 2..e.value.end),
                 mode,
                 &mut blobs,
@@ -812,7 +677,7 @@ impl StoreFacts {
         let kept = |part: &[Vec<WalkedEntry>]| {
             part.iter()
                 .flatten()
-                .filter(|e| matches!(e.lean, Some(Lean::Kept { .. })))
+                .filter(|e| matches!(e.item, Some(Lean::Kept { .. })))
                 .count()
         };
         let (kept_first, kept_second) = (kept(&first), kept(&second));
@@ -1365,7 +1230,7 @@ mod tests {
                 let walked = walk_canonical(&st, d.path(), mode).unwrap();
                 assert!(walked.len() >= 2, "{} segments", walked.len());
                 // Every entry kept as read or dropped: the halves' road is open.
-                assert!(walked.iter().flatten().all(|e| match &e.lean {
+                assert!(walked.iter().flatten().all(|e| match &e.item {
                     None | Some(Lean::Dropped) => true,
                     Some(Lean::Kept { identity, .. }) => *identity,
                     Some(Lean::Full) => false,
@@ -1507,7 +1372,7 @@ mod tests {
         assert_eq!(walked.len(), map.len());
         let identity = walked
             .iter()
-            .filter(|e| matches!(e.lean, Some(Lean::Kept { identity: true, .. })))
+            .filter(|e| matches!(e.item, Some(Lean::Kept { identity: true, .. })))
             .count();
         assert!(identity >= 5, "{identity} entries written as read");
     }

@@ -88,6 +88,29 @@ impl LeanReader {
     }
 }
 
+/// A field of a [`LeanEntry`] as a writer takes it: parsed (a deciding field, as the load
+/// left it) or its canonical text in the store (nested two levels deep).
+#[derive(Debug, Clone, Copy)]
+pub enum FieldText<'a> {
+    /// The value after the load pass.
+    Parsed(&'a Value),
+    /// The value's text as read: `JSON.stringify` of its value at depth 2.
+    Raw(&'a str),
+}
+
+impl<'t> LeanEntry<'t> {
+    /// Field `key` without parsing its text: the value [`EntryView::get`] gives, or the
+    /// text it is read from.
+    pub fn field_text(&self, key: &str) -> Option<FieldText<'_>> {
+        if is_deciding_field(key) {
+            return crate::session::entry_fields::EntryFields::get(&self.deciding, key)
+                .map(FieldText::Parsed);
+        }
+        let (_, range, _) = self.others.iter().find(|(n, _, _)| n == key)?;
+        Some(FieldText::Raw(&self.text[range.clone()]))
+    }
+}
+
 impl EntryView for LeanEntry<'_> {
     fn get(&self, key: &str) -> Option<&Value> {
         if is_deciding_field(key) {

@@ -142,57 +142,120 @@ pub fn list_row<E: EntryView + ?Sized>(
     now_ms: i64,
     ctx: &ListContext,
 ) -> Map<String, Value> {
+    let mut row = MapRow(Map::new());
+    write_row(&mut row, key, entry, now_ms, ctx);
+    row.0
+}
+
+/// A member's value as the row computes it.
+#[derive(Debug, Clone, Copy)]
+pub enum RowValue<'a> {
+    /// A string.
+    Text(&'a str),
+    /// A JSON value.
+    Json(&'a Value),
+    /// A boolean.
+    Bool(bool),
+    /// `null`.
+    Null,
+    /// `agentRuntime`: `{id, source}`.
+    Runtime(&'a str, &'a str),
+}
+
+/// Where a row's members go, in row order: a map ([`list_row`]) or JSON text
+/// ([`super::row_text`]), so both are built by the one [`write_row`].
+pub trait RowSink<E: EntryView + ?Sized> {
+    /// A member the row computes.
+    fn put(&mut self, name: &'static str, value: RowValue<'_>);
+    /// The entry's field `name` copied as it is, when the entry has it.
+    fn copy(&mut self, name: &'static str, entry: &E);
+}
+
+/// The row as a map.
+struct MapRow(Map<String, Value>);
+
+impl<E: EntryView + ?Sized> RowSink<E> for MapRow {
+    fn put(&mut self, name: &'static str, value: RowValue<'_>) {
+        let v = match value {
+            RowValue::Text(s) => Value::String(s.to_string()),
+            RowValue::Json(v) => v.clone(),
+            RowValue::Bool(b) => Value::Bool(b),
+            RowValue::Null => Value::Null,
+            RowValue::Runtime(id, source) => {
+                let mut runtime = Map::new();
+                runtime.insert("id".into(), Value::String(id.to_string()));
+                runtime.insert("source".into(), Value::String(source.to_string()));
+                Value::Object(runtime)
+            }
+        };
+        self.0.insert(name.to_string(), v);
+    }
+
+    fn copy(&mut self, name: &'static str, entry: &E) {
+        if let Some(v) = entry.get(name) {
+            self.0.insert(name.to_string(), v.clone());
+        }
+    }
+}
+
+/// Puts the members of the row for `key` → `entry` into `row`, in row order (the
+/// definition of a row: [`list_row`] and the streaming writer both come here).
+pub fn write_row<E: EntryView + ?Sized, S: RowSink<E>>(
+    row: &mut S,
+    key: &str,
+    entry: &E,
+    now_ms: i64,
+    ctx: &ListContext,
+) {
     let model = match ctx.generation {
         RowGeneration::Files2026_7 => DEFAULT_MODEL,
         RowGeneration::Db2026_9 => DEFAULT_MODEL_2026_9,
     };
     let previous = ROW_DEFAULT_MODEL.with(|m| m.replace(model));
-    let row = build_row(key, entry, now_ms, ctx);
+    build_row(row, key, entry, now_ms, ctx);
     ROW_DEFAULT_MODEL.with(|m| m.set(previous));
-    row
 }
 
-fn build_row<E: EntryView + ?Sized>(
+fn build_row<E: EntryView + ?Sized, S: RowSink<E>>(
+    row: &mut S,
     key: &str,
     entry: &E,
     now_ms: i64,
     ctx: &ListContext,
-) -> Map<String, Value> {
+) {
     let cfg = &ctx.config;
     let db = ctx.generation == RowGeneration::Db2026_9;
-    let mut row = Map::new();
-    row.insert("key".into(), Value::String(key.to_string()));
+    row.put("key", RowValue::Text(key));
     let updated = entry.get("updatedAt").filter(|v| !v.is_null());
-    row.insert("updatedAt".into(), updated.cloned().unwrap_or(Value::Null));
+    row.put("updatedAt", updated.map_or(RowValue::Null, RowValue::Json));
     let age = match updated {
         Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f != 0.0) => {
             js_number(now_ms as f64 - n.as_f64().unwrap_or(0.0))
         }
         _ => Value::Null,
     };
-    row.insert("ageMs".into(), age);
-    for name in if db { ROW_COPIES_2026_9 } else { ROW_COPIES } {
-        let v = match *name {
-            "visibility" if db => Some(
-                entry
-                    .get("visibility")
-                    .filter(|v| !v.is_null())
-                    .cloned()
-                    .unwrap_or_else(|| Value::from("shared")),
-            ),
-            "forkedFromParent" if db => (entry.get("forkSource").is_some()
-                || entry.get("forkedFromParent") == Some(&Value::Bool(true)))
-            .then_some(Value::Bool(true)),
-            _ => entry.get(name).cloned(),
-        };
-        if let Some(v) = v {
-            row.insert((*name).to_string(), v);
+    row.put("ageMs", RowValue::Json(&age));
+    for &name in if db { ROW_COPIES_2026_9 } else { ROW_COPIES } {
+        match name {
+            "visibility" if db => {
+                let shared = Value::from("shared");
+                let v = entry.get("visibility").filter(|v| !v.is_null());
+                row.put(name, RowValue::Json(v.unwrap_or(&shared)));
+            }
+            "forkedFromParent" if db => {
+                if entry.get("forkSource").is_some()
+                    || entry.get("forkedFromParent") == Some(&Value::Bool(true))
+                {
+                    row.put(name, RowValue::Bool(true));
+                }
+            }
+            _ => row.copy(name, entry),
         }
     }
     let total = entry
         .get("totalTokens")
         .filter(|v| v.as_f64().is_some_and(|f| f.is_finite() && f >= 0.0));
-    row.insert("totalTokens".into(), total.cloned().unwrap_or(Value::Null));
+    row.put("totalTokens", total.map_or(RowValue::Null, RowValue::Json));
     let fresh = if db {
         // `resolveFreshSessionTotalTokens`: a total, `totalTokensFresh === true` and
         // `totalTokensVersion === 1`.
@@ -206,11 +269,9 @@ fn build_row<E: EntryView + ?Sized>(
         entry.get("totalTokens").is_some_and(Value::is_number)
             && !matches!(entry.get("totalTokensFresh"), Some(Value::Bool(false)))
     };
-    row.insert("totalTokensFresh".into(), Value::Bool(fresh));
+    row.put("totalTokensFresh", RowValue::Bool(fresh));
     if db {
-        if let Some(v) = entry.get("totalTokensVersion") {
-            row.insert("totalTokensVersion".into(), v.clone());
-        }
+        row.copy("totalTokensVersion", entry);
     }
 
     let agent_id = parse_agent_session_key(key)
@@ -231,15 +292,10 @@ fn build_row<E: EntryView + ?Sized>(
     } else {
         display_model_ref(cfg, key, entry)
     };
-    row.insert("model".into(), Value::String(model_ref.model.clone()));
-    row.insert(
-        "modelProvider".into(),
-        Value::String(model_ref.provider.clone()),
-    );
+    row.put("model", RowValue::Text(&model_ref.model));
+    row.put("modelProvider", RowValue::Text(&model_ref.provider));
     for name in ["providerOverride", "modelOverride"] {
-        if let Some(v) = entry.get(name) {
-            row.insert(name.to_string(), v.clone());
-        }
+        row.copy(name, entry);
     }
     // `r.contextTokens ?? configured ?? lookupContextTokens(model) ?? (lookupContextTokens(
     // default model) ?? 200000)`: the lookups are the config's own model windows (all the
@@ -252,9 +308,9 @@ fn build_row<E: EntryView + ?Sized>(
     .or_else(|| configured_context_window(cfg, &model_ref.model))
     .or_else(|| configured_context_window(cfg, &default_model_ref(cfg, None).model))
     .unwrap_or(Value::from(DEFAULT_CONTEXT_TOKENS));
-    row.insert("contextTokens".into(), context_tokens);
-    row.insert("agentId".into(), Value::String(agent_id.clone()));
-    row.insert("acpRuntime".into(), Value::Bool(acp_runtime));
+    row.put("contextTokens", RowValue::Json(&context_tokens));
+    row.put("agentId", RowValue::Text(&agent_id));
+    row.put("acpRuntime", RowValue::Bool(acp_runtime));
     let (runtime_id, runtime_source) = if acp_key {
         let id = if acp_backend.is_empty() {
             "acpx"
@@ -265,15 +321,14 @@ fn build_row<E: EntryView + ?Sized>(
     } else {
         agent_runtime(cfg, &agent_id, &model_ref)
     };
-    let mut runtime = Map::new();
-    runtime.insert("id".into(), Value::String(runtime_id));
-    runtime.insert("source".into(), Value::String(runtime_source));
-    row.insert("agentRuntime".into(), Value::Object(runtime));
-    row.insert("kind".into(), Value::from(cli_row_kind(key, entry)));
+    row.put(
+        "agentRuntime",
+        RowValue::Runtime(&runtime_id, &runtime_source),
+    );
+    row.put("kind", RowValue::Text(cli_row_kind(key, entry)));
     if let Some(k) = runtime_policy_session_key(cfg, key, entry) {
-        row.insert("runtimePolicySessionKey".into(), Value::String(k));
+        row.put("runtimePolicySessionKey", RowValue::Text(&k));
     }
-    row
 }
 
 // ---------------------------------------------------------------------------------------

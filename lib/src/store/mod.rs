@@ -9,6 +9,7 @@
 pub mod entry_lookup;
 pub mod lifecycle;
 pub mod list_row;
+pub mod row_text;
 pub mod session_list;
 pub mod store_lock;
 pub mod transcript_path;

@@ -4,14 +4,20 @@
 //! Listing a 100k-entry store this way keeps memory near the file size and parses the
 //! printed entries twice at most, instead of building (and freeing) every entry's map.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use foldhash::fast::FixedState;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::canonical;
 use super::file_text::FileText;
 use super::normalize::{normalize_entry, EntryVerdict};
 use super::{read_store_text, StoreError, StoreText};
@@ -28,6 +34,9 @@ pub struct StoreScan {
     /// entry ranges then point into this text instead of `text`.
     mapped: Option<String>,
     entries: Vec<(String, Range<usize>)>,
+    /// Each entry's [`StoreScan::peek_updated_at`], when a canonical walk of the whole
+    /// store found them.
+    peeked: Option<Vec<Option<Option<f64>>>>,
     warnings: Vec<String>,
 }
 
@@ -77,6 +86,7 @@ impl StoreScan {
                 text: FileText::default(),
                 mapped: None,
                 entries: Vec::new(),
+                peeked: None,
                 warnings: Vec::new(),
             });
         };
@@ -84,6 +94,17 @@ impl StoreScan {
         if body.trim().is_empty() {
             // Same message as a full load.
             super::parse_store_text(path, body)?;
+        }
+        // A store as the gateway writes it is split (and checked) in one canonical walk.
+        if let Some((entries, peeked)) = split_canonical(&st) {
+            return Ok(StoreScan {
+                path: path.to_path_buf(),
+                text: st.text,
+                mapped: None,
+                entries,
+                peeked: Some(peeked),
+                warnings: st.warnings,
+            });
         }
         // Text serde_json splits as it is, and that holds no reserved code point, is split
         // in place; other text as `JSON.parse` reads it (through the mapping).
@@ -121,6 +142,7 @@ impl StoreScan {
             text: st.text,
             mapped,
             entries,
+            peeked: None,
             warnings: st.warnings,
         })
     }
@@ -134,6 +156,7 @@ impl StoreScan {
             text: st.text,
             mapped: None,
             entries,
+            peeked: None,
             warnings: st.warnings,
         }
     }
@@ -142,6 +165,12 @@ impl StoreScan {
     /// copy of it, see [`StoreScan::raw_entry`]).
     pub fn is_direct(&self) -> bool {
         self.mapped.is_none()
+    }
+
+    /// Whether the store was split in one canonical walk (the gateway's form; see
+    /// [`canonical`]), every entry's text checked canonical on the way.
+    pub fn walked(&self) -> bool {
+        self.peeked.is_some()
     }
 
     /// The byte range of raw entry `i`'s value in [`StoreScan::text`] (when
@@ -211,6 +240,9 @@ impl StoreScan {
     /// Whether entry `i` survives the gateway's load and its effective `updatedAt`
     /// (`Some(None)` when absent), read without building the entry: `None` when dropped.
     pub fn peek_updated_at(&self, i: usize) -> Option<Option<f64>> {
+        if let Some(peeked) = &self.peeked {
+            return peeked[i];
+        }
         let raw = self.raw_entry(i);
         // serde also reads an array into `Peek` (fields by position), so only an object
         // takes the fast path.
@@ -250,6 +282,201 @@ impl StoreScan {
             EntryVerdict::Keep { .. } => Some(entry),
         }
     }
+}
+
+/// One top-level entry of a canonical store, as [`walk_canonical`] found it.
+#[derive(Debug)]
+pub struct WalkedEntry<T> {
+    /// The store key.
+    pub key: String,
+    /// The key's hash ([`FixedState`]), taken while the key is fresh in the cache: the
+    /// duplicate check compares hashes, and strings only where two hashes meet.
+    key_hash: u64,
+    /// Where its key literal starts in the file.
+    pub key_start: usize,
+    /// Its value, in the file.
+    pub value: Range<usize>,
+    /// What the walk's visitor made of it.
+    pub item: T,
+}
+
+/// How many threads a canonical store is walked with.
+fn walk_threads(body_len: usize) -> usize {
+    if body_len < 4 << 20 {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Segments per walking thread: each thread takes the next segment when it is done with
+/// one, so that threads finish together although entries differ in cost and another
+/// thread shares the cores.
+const SEGMENTS_PER_THREAD: usize = 8;
+
+/// Walks the whole body of a store in canonical text (the form the gateway writes, see
+/// [`canonical`]) once, in segments, on this thread and helpers (each with its own `C`),
+/// checking every entry's text and handing each to `visit` (with the body, which the
+/// members' offsets point into, and the entry's members when it is an object). The
+/// entries come back in file order, segment by segment. `None` when the text is not
+/// canonical, or holds keys a walk cannot order (array indices) or duplicate keys: then
+/// the JSON parser splits the store ([`StoreScan::from_text`]).
+pub fn walk_canonical<T, C>(
+    st: &StoreText,
+    visit: impl Fn(&mut C, &str, &str, Option<&[canonical::Member]>) -> T + Sync,
+) -> Option<Vec<Vec<WalkedEntry<T>>>>
+where
+    T: Send,
+    C: Default,
+{
+    let body = &st.text[st.body_start..];
+    if jsjson::may_hold_reserved(body) {
+        return None;
+    }
+    let threads = walk_threads(body.len());
+    let segments = canonical::segments(body, threads * SEGMENTS_PER_THREAD)?;
+    let base = st.body_start;
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let work = || {
+        let mut cache = C::default();
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(segment) = segments.get(k) else {
+                return done;
+            };
+            if failed.load(Ordering::Relaxed) {
+                return done;
+            }
+            match walk_segment(body, base, segment.clone(), &visit, &mut cache) {
+                Some(entries) => done.push((k, entries)),
+                None => {
+                    failed.store(true, Ordering::Relaxed);
+                    return done;
+                }
+            }
+        }
+    };
+    let mut parts = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
+            .collect();
+        let mut parts = work();
+        for helper in helpers {
+            match helper.join() {
+                Ok(theirs) => parts.extend(theirs),
+                // A failed walk only sends the store to the parser.
+                Err(_) => failed.store(true, Ordering::Relaxed),
+            }
+        }
+        parts
+    });
+    if failed.load(Ordering::Relaxed) || parts.len() != segments.len() {
+        return None;
+    }
+    parts.sort_unstable_by_key(|&(k, _)| k);
+    let parts: Vec<Vec<WalkedEntry<T>>> = parts.into_iter().map(|(_, part)| part).collect();
+    (!has_duplicate_key(&parts)).then_some(parts)
+}
+
+/// Walks one segment of a canonical store body (offset `base` in the file) for
+/// [`walk_canonical`]; `None` when the text is not canonical or holds an array-index key.
+fn walk_segment<T, C>(
+    body: &str,
+    base: usize,
+    segment: Range<usize>,
+    visit: &impl Fn(&mut C, &str, &str, Option<&[canonical::Member]>) -> T,
+    cache: &mut C,
+) -> Option<Vec<WalkedEntry<T>>> {
+    // Entries are seldom under 300 bytes: reserve so that the vector never moves.
+    let mut out = Vec::with_capacity(segment.len() / 300 + 16);
+    let mut failed = false;
+    let walked = canonical::walk_segment(body, segment, |m, members| {
+        let Some(key) = canonical::literal_text(&body[m.key.clone()]) else {
+            failed = true;
+            return false;
+        };
+        let key = key.into_owned();
+        // An array-index key makes the gateway's object reorder its keys: the parser.
+        if is_array_index(&key) {
+            failed = true;
+            return false;
+        }
+        let key_hash = FixedState::default().hash_one(key.as_str());
+        let item = visit(cache, &key, body, members);
+        out.push(WalkedEntry {
+            key,
+            key_hash,
+            key_start: base + m.key.start,
+            value: base + m.value.start..base + m.value.end,
+            item,
+        });
+        true
+    });
+    (walked && !failed).then_some(out)
+}
+
+/// Whether two walked entries share a key (the gateway's object keeps the last one: the
+/// parser's road). The hashes are sorted and compared; the strings only where two meet.
+fn has_duplicate_key<T>(parts: &[Vec<WalkedEntry<T>>]) -> bool {
+    let mut hashes: Vec<u64> = parts.iter().flatten().map(|e| e.key_hash).collect();
+    hashes.sort_unstable();
+    if hashes.windows(2).all(|w| w[0] != w[1]) {
+        return false;
+    }
+    let count = hashes.len();
+    drop(hashes);
+    let mut seen: HashSet<&str, FixedState> =
+        HashSet::with_capacity_and_hasher(count, Default::default());
+    !parts.iter().flatten().all(|e| seen.insert(&e.key))
+}
+
+/// Splits a store body in canonical text into its raw entries and their
+/// [`StoreScan::peek_updated_at`], in one [`walk_canonical`].
+fn split_canonical(st: &StoreText) -> Option<SplitCanonical> {
+    let walked = walk_canonical(st, |_: &mut (), _, body, members| {
+        members.and_then(|members| peek_members(body, members))
+    })?;
+    let count = walked.iter().map(Vec::len).sum();
+    let mut entries = Vec::with_capacity(count);
+    let mut peeked = Vec::with_capacity(count);
+    for e in walked.into_iter().flatten() {
+        entries.push((e.key, e.value));
+        peeked.push(e.item);
+    }
+    Some((entries, peeked))
+}
+
+/// The entries of a canonical walk and their peeks.
+type SplitCanonical = (Vec<(String, Range<usize>)>, Vec<Option<Option<f64>>>);
+
+/// [`StoreScan::peek_updated_at`] of a canonical entry from its members (the same
+/// reading of the same two fields as the [`Peek`] of other text).
+fn peek_members(body: &str, members: &[canonical::Member]) -> Option<Option<f64>> {
+    let mut updated = None;
+    for m in members {
+        // Canonical literals of these names hold no escape.
+        match &body[m.key.clone()] {
+            "\"sessionId\"" => {
+                let text = &body[m.value.clone()];
+                let safe = text.starts_with('"')
+                    && canonical::literal_text(text)
+                        .is_some_and(|id| super::normalize::is_safe_session_id(&id));
+                if !safe {
+                    return None;
+                }
+            }
+            "\"updatedAt\"" => {
+                let n = canonical::read_value(&body[m.value.clone()]).and_then(|v| v.as_f64());
+                updated = Some(match n {
+                    Some(n) if n.is_finite() && n >= 0.0 => n,
+                    _ => 0.0,
+                });
+            }
+            _ => {}
+        }
+    }
+    Some(updated)
 }
 
 /// Splits a store body (`base`: its offset in the file text) into its raw entries.

@@ -17,6 +17,7 @@ use crate::report::text_table::{Cell, Layout, TextTable, Tone};
 use crate::session::session_key::{parse_agent_session_key, tool_kind};
 use crate::store::entry_view::{Lean, LeanReader};
 use crate::store::list_row::{list_row, ListContext};
+use crate::store::row_text::write_row_text;
 use crate::store::scan::StoreScan;
 use crate::store::transcript_path::TranscriptResolver;
 use crate::store::StoreError;
@@ -378,21 +379,50 @@ pub fn list_sessions(
 const ROWS_PER_PART: usize = 2048;
 
 impl ListResult {
-    /// Writes every row through `render` (which appends one row's text), in order; a long
-    /// listing is built in parts on up to four threads, written as each wave of parts is
-    /// done, so memory stays a few parts' text above the store's.
+    /// Appends the JSON rows of `part` (a part of `self.selected`) to `out`, each after
+    /// `,\n    `, nested as the envelope nests them: an entry in canonical text is written
+    /// straight from its text ([`write_row_text`]), any other built as a map and
+    /// serialised.
+    fn render_json_rows(&self, part: &[(usize, usize)], out: &mut String) {
+        let mut reader = LeanReader::default();
+        for &(si, ei) in part {
+            let scan = &self.scans[si];
+            let (key, ctx) = (scan.key(ei), &self.contexts[si]);
+            if scan.is_direct() {
+                match reader.read(scan.text(), scan.range(ei)) {
+                    Lean::Kept(entry) => {
+                        out.push_str(",\n    ");
+                        write_row_text(out, key, &entry, self.now_ms, ctx, 2);
+                        continue;
+                    }
+                    Lean::Dropped => continue,
+                    Lean::Full => {}
+                }
+            }
+            if let Some(entry) = scan.entry(ei) {
+                out.push_str(",\n    ");
+                let row = list_row(key, &entry, self.now_ms, ctx);
+                crate::js::jsjson::write_object(out, &row, Some(2));
+            }
+        }
+    }
+
+    /// Writes the text `render` gives for each part of the rows, in order; a long
+    /// listing is rendered in parts on up to four threads, written as each wave of parts
+    /// is done, so memory stays a few parts' text above the store's. The first
+    /// `strip_first` bytes of the first text written are cut (the first row's comma).
     fn write_rows<W: std::io::Write + ?Sized>(
         &self,
         w: &mut W,
-        render: &(dyn Fn(&mut String, &Map<String, Value>) + Sync),
-        first: &mut bool,
+        render: &(dyn Fn(&[(usize, usize)], &mut String) + Sync),
         strip_first: usize,
     ) -> std::io::Result<()> {
+        let mut first = true;
         let mut put = |w: &mut W, text: &str| -> std::io::Result<()> {
             if text.is_empty() {
                 return Ok(());
             }
-            let text = if std::mem::take(first) {
+            let text = if std::mem::take(&mut first) {
                 &text[strip_first..]
             } else {
                 text
@@ -402,8 +432,8 @@ impl ListResult {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
         if threads == 1 || self.selected.len() < 4 * ROWS_PER_PART {
             let mut out = String::with_capacity(1 << 17);
-            for row in self.rows() {
-                render(&mut out, &row);
+            for part in self.selected.chunks(64) {
+                render(part, &mut out);
                 if out.len() > 1 << 16 {
                     put(w, &out)?;
                     out.clear();
@@ -418,9 +448,7 @@ impl ListResult {
                     .map(|part| {
                         s.spawn(move || {
                             let mut out = String::with_capacity(part.len() * 1024);
-                            for row in self.rows_of(part, true) {
-                                render(&mut out, &row);
-                            }
+                            render(part, &mut out);
                             out
                         })
                     })
@@ -444,7 +472,7 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
     w: &mut W,
     r: &ListResult,
 ) -> std::io::Result<()> {
-    use crate::js::jsjson::{write_object, write_pretty_at, write_string};
+    use crate::js::jsjson::{write_pretty_at, write_string};
     let aggregate = r.all_agents || r.targets.len() > 1;
     let mut head = Map::new();
     head.insert(
@@ -518,15 +546,7 @@ pub fn write_envelope_json<W: std::io::Write + ?Sized>(
         w.write_all(out.as_bytes())?;
         out.clear();
         // Each row after a comma; the first row's comma is cut.
-        r.write_rows(
-            w,
-            &|out, row| {
-                out.push_str(",\n    ");
-                write_object(out, row, Some(2));
-            },
-            &mut true,
-            1,
-        )?;
+        r.write_rows(w, &|part, out| r.render_json_rows(part, out), 1)?;
         out.push_str("\n  ]");
     }
     out.push_str("\n}\n");
@@ -782,6 +802,19 @@ pub(crate) mod tests {
     /// A store of `n` generated entries; each entry written canonically (as the gateway
     /// writes it) unless `rng` picks compact text.
     pub(crate) fn store_text(rng: &mut Rng, n: usize) -> String {
+        store_text_with(rng, n, 5, false)
+    }
+
+    /// [`store_text`] with one entry in `compact_one_in` written compactly (0: none, and
+    /// nothing nested past [`crate::store::canonical::MAX_DEPTH`], so that the whole store
+    /// is canonical) and, with `duplicates`, duplicate names in
+    /// compact entries and duplicate store keys now and then.
+    pub(crate) fn store_text_with(
+        rng: &mut Rng,
+        n: usize,
+        compact_one_in: usize,
+        duplicates: bool,
+    ) -> String {
         let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
         let deeper = format!("{}0{}", "{\"a\": ".repeat(120), "}".repeat(120));
         let pool = member_pool(&deep);
@@ -813,13 +846,15 @@ pub(crate) mod tests {
                     format!("\"{}{i}\"", ids[rng.below(ids.len())]),
                 ));
             }
+            let compact = compact_one_in > 0 && rng.below(compact_one_in) == 0;
             for _ in 0..rng.below(12) {
                 let (k, v) = &pool[rng.below(pool.len())];
-                if !members.iter().any(|(m, _)| m == k) {
+                if (duplicates && compact) || !members.iter().any(|(m, _)| m == k) {
                     members.push((k.to_string(), v.clone()));
                 }
             }
-            if rng.below(40) == 0 {
+            // Nested past what the canonical check reads: only in stores not all canonical.
+            if compact_one_in > 0 && rng.below(40) == 0 {
                 members.push(("deeper".into(), deeper.clone()));
             }
             let mut entry = String::from("{");
@@ -828,7 +863,7 @@ pub(crate) mod tests {
                 entry.push_str(&format!("\"{k}\":{v}"));
             }
             entry.push('}');
-            let text = if rng.below(5) == 0 {
+            let text = if compact {
                 entry
             } else {
                 let value = crate::js::jsjson::parse_value(&entry).unwrap();
@@ -836,7 +871,11 @@ pub(crate) mod tests {
                 crate::js::jsjson::write_pretty_at(&mut s, &value, 1);
                 s
             };
-            let key = format!("{}{}", keys[rng.below(keys.len())], i);
+            let key = if duplicates && i > 0 && rng.below(50) == 0 {
+                format!("{}{}", keys[rng.below(keys.len())], rng.below(i))
+            } else {
+                format!("{}{}", keys[rng.below(keys.len())], i)
+            };
             out.push_str(if i == 0 { "\n  " } else { ",\n  " });
             crate::js::jsjson::write_string(&mut out, &key);
             out.push_str(": ");
@@ -903,6 +942,53 @@ pub(crate) mod tests {
         let mut nd = Vec::new();
         write_ndjson(&mut nd, &r).unwrap();
         assert_eq!(String::from_utf8(nd).unwrap(), ndjson);
+    }
+
+    /// The JSON envelope with its rows written straight from the store's text is byte
+    /// for byte the envelope of the rows built as maps, from entries parsed whole (and
+    /// from entries read field by field), on generated stores: wholly canonical (split
+    /// in one canonical walk), mixed with compact entries, and with duplicate names and
+    /// store keys (which the walk leaves to the parser).
+    #[test]
+    fn streamed_rows_equal_rows_built_as_maps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("sessions.json");
+        for (seed, compact_one_in, duplicates) in [
+            (1u64, 0, false),
+            (2, 0, false),
+            (3, 5, false),
+            (4, 3, true),
+            (5, 0, true),
+            (6, 2, true),
+        ] {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let text = store_text_with(&mut rng, 600, compact_one_in, duplicates);
+            std::fs::write(&store, &text).unwrap();
+            let r = listing(dir.path(), &store);
+            // Canonical stores take the one walk; the others the parser.
+            assert_eq!(
+                r.scans[0].walked(),
+                compact_one_in == 0 && !duplicates,
+                "seed {seed}"
+            );
+            let mut envelope = Vec::new();
+            write_envelope_json(&mut envelope, &r).unwrap();
+            let envelope = String::from_utf8(envelope).unwrap();
+            let at = envelope.find("\"sessions\": [").unwrap() + "\"sessions\": [".len();
+            for lean in [false, true] {
+                let mut rows = String::new();
+                for (i, row) in r.rows_with(lean).enumerate() {
+                    rows.push_str(if i == 0 { "\n    " } else { ",\n    " });
+                    crate::js::jsjson::write_object(&mut rows, &row, Some(2));
+                }
+                assert_eq!(
+                    &envelope[at..],
+                    format!("{rows}\n  ]\n}}\n"),
+                    "seed {seed}, lean {lean}"
+                );
+            }
+            assert!(r.count() > 300, "seed {seed}: {}", r.count());
+        }
     }
 
     /// The fast path (entries in canonical text read field by field) gives every row byte
