@@ -348,15 +348,9 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
     let snap = DbSnapshot::read(&db)?;
     let sessions_dir = target.store_path.parent().unwrap_or(Path::new("."));
     let agent_dir = sessions_dir.parent().unwrap_or(sessions_dir);
-    let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
-    let mut names: Vec<String> = std::fs::read_dir(&archive_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".jsonl.imported-") && !n.contains(".trajectory.jsonl."))
-        .collect();
+    let mut names = archive_files(agent_dir, |n| {
+        n.contains(".jsonl.imported-") && !n.contains(".trajectory.jsonl.")
+    });
     names.sort();
     let mut out = Vec::new();
     for name in names {
@@ -431,21 +425,28 @@ pub fn archives_without_rows(target: &StoreTarget) -> Result<Vec<FinishItem>, Fi
     Ok(out)
 }
 
+/// The names of the regular files in the agent's import archive that `keep` accepts
+/// (none when there is no archive); each is then read beneath the agent dir.
+fn archive_files(agent_dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    std::fs::read_dir(agent_dir.join(IMPORT_ARCHIVE_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .filter(|n| keep(n))
+        .collect()
+}
+
 /// The entry the archived legacy stores of an agent (`legacy-store.sessions.json.imported-*`
 /// in its import archive, newest first) give `sid`: its key and the entry as stored there.
 fn archived_entry(
     agent_dir: &Path,
     sid: &str,
 ) -> Result<Option<(String, serde_json::Map<String, Value>)>, FinishError> {
-    let archive_dir = agent_dir.join(IMPORT_ARCHIVE_DIR);
-    let mut names: Vec<String> = std::fs::read_dir(&archive_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|d| d.file_type().is_ok_and(|t| t.is_file()))
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("legacy-store.sessions.json.imported-"))
-        .collect();
+    let mut names = archive_files(agent_dir, |n| {
+        n.starts_with("legacy-store.sessions.json.imported-")
+    });
     // Newest first: the stamp is the archive time in ms.
     names.sort_by_key(|n| {
         std::cmp::Reverse(
