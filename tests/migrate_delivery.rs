@@ -3,9 +3,11 @@
 //! discord), a `deliveryContext` with account and thread, rich `origin` objects,
 //! `lastAccountId`/`lastThreadId`, internal channels (webchat, cron), pending deliveries
 //! and notices, fallback and memory-flush fields, icons and colours, archive fields, an
-//! already-folded `delivery`, and fields nobody knows. The same dir imported by both tools
-//! gives the same canonical dump (`entry_json`, the promoted columns, every other table);
-//! `export` of clawstate's DB and `import` again give the same rows.
+//! already-folded `delivery`, and fields nobody knows; user messages with attachments in
+//! the legacy `Media*` carriers, and a topic transcript that only its `sessionFile`
+//! names. The same dir imported by both tools gives the same canonical dump
+//! (`entry_json`, the promoted columns, every other table); `export` of clawstate's DB
+//! and `import` again give the same rows.
 
 mod agent_db_support;
 mod migrate_support;
@@ -140,7 +142,11 @@ fn write_dir(home: &Path) {
     for (i, (key, fields)) in shapes().into_iter().enumerate() {
         let id = rng.uuid();
         let updated = NOW - (i as i64 + 1) * 60_000;
-        let file = dir.join(format!("{id}.jsonl"));
+        // A topic session's transcript is not `<sessionId>.jsonl`: its sessionFile names it.
+        let file = match i {
+            4 => dir.join(format!("{id}-topic-7.jsonl")),
+            _ => dir.join(format!("{id}.jsonl")),
+        };
         let lines = [
             json!({"type":"session","version":3,"id":id,"timestamp":ts(updated - 10_000),"cwd":"/w"}),
             json!({"type":"message","id":format!("{:08x}", i + 1),"parentId":null,"timestamp":ts(updated - 9_000),

@@ -8,6 +8,7 @@
 pub mod export;
 pub mod finish;
 pub mod import;
+pub mod legacy_transcript;
 pub mod plan;
 pub mod rows;
 pub mod state_registry;

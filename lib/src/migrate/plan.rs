@@ -18,12 +18,13 @@
 pub mod legacy_jsonl;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
 use thiserror::Error;
 
+pub use super::legacy_transcript::resolve_transcript;
 use crate::agent_db::{self, AgentDb, AgentDbError};
 use crate::exit::ExitCode;
 use crate::fs::data_file::{DataFileError, DataPath};
@@ -311,42 +312,6 @@ pub fn legacy_file(sessions_dir: &Path, path: &Path) -> Result<DataPath, DataFil
 /// Reads a legacy transcript below the sessions directory.
 fn read_file(file: &DataPath) -> Result<Vec<u8>, DataFileError> {
     file.read_small(MAX_TRANSCRIPT_BYTES, "a legacy transcript")
-}
-
-/// The transcript 9.6 resolves for a store entry (`resolveLegacyTranscriptPaths`): the
-/// `sessionFile` when it lies inside the sessions directory, else `<sessionId>.jsonl`,
-/// then the file of the `sessionFile`'s name in the sessions directory; the first that
-/// exists, else (with a `sessionFile`) the first, missing; else none.
-pub fn resolve_transcript(sessions_dir: &Path, entry: &Value, session_id: &str) -> Option<PathBuf> {
-    let session_file = entry
-        .get("sessionFile")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty());
-    if session_file.is_some_and(|s| s.starts_with("sqlite:")) {
-        return None;
-    }
-    let within = |cand: &str| -> Option<PathBuf> {
-        let p = Path::new(cand);
-        let rel: PathBuf = if p.is_absolute() {
-            p.strip_prefix(sessions_dir).ok()?.to_path_buf()
-        } else {
-            p.to_path_buf()
-        };
-        let plain = rel.components().all(|c| matches!(c, Component::Normal(_)));
-        (plain && !rel.as_os_str().is_empty()).then(|| sessions_dir.join(rel))
-    };
-    let default = session_file
-        .and_then(within)
-        .unwrap_or_else(|| sessions_dir.join(format!("{session_id}.jsonl")));
-    let relocated =
-        session_file.and_then(|s| Path::new(s).file_name().map(|n| sessions_dir.join(n)));
-    let mut candidates = vec![default.clone()];
-    candidates.extend(relocated.clone());
-    if let Some(found) = candidates.iter().find(|c| c.exists()) {
-        return Some(found.clone());
-    }
-    relocated.map(|_| default)
 }
 
 /// Plans one agent.
@@ -800,14 +765,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn transcript_resolution_as_the_doctor() {
-        let d = Path::new("/nonexistent/s");
-        let e = serde_json::json!({"sessionId":"x"});
-        assert_eq!(resolve_transcript(d, &e, "x"), None);
-        let e = serde_json::json!({"sessionId":"x","sessionFile":"/elsewhere/y.jsonl"});
-        assert_eq!(resolve_transcript(d, &e, "x"), Some(d.join("x.jsonl")));
-        let e = serde_json::json!({"sessionId":"x","sessionFile":"/nonexistent/s/z.jsonl"});
-        assert_eq!(resolve_transcript(d, &e, "x"), Some(d.join("z.jsonl")));
+    fn doctor_blocking_codes() {
         assert!(blocks_doctor("store_unreadable"));
         assert!(!blocks_doctor("transcript_malformed"));
     }

@@ -335,7 +335,12 @@ pub fn read(dir: &Path) -> Result<LegacyDir, ImportError> {
         else {
             continue;
         };
-        let tname = format!("{sid}.jsonl");
+        // The file 9.6 resolves for the entry (`sessionFile` inside the dir, a topic
+        // transcript `<sid>-topic-<n>.jsonl` included), else `<sid>.jsonl`.
+        let session_file = serde_json::json!({ "sessionFile": entry.get("sessionFile") });
+        let tname = crate::migrate::legacy_transcript::resolve_transcript(dir, &session_file, &sid)
+            .and_then(|p| Some(p.strip_prefix(dir).ok()?.to_str()?.to_string()))
+            .unwrap_or_else(|| format!("{sid}.jsonl"));
         let not_followed = match DataPath::beneath(dir, Path::new(&tname)) {
             Err(e) => Some(e.to_string()),
             Ok(p) if others.contains(&tname) => p.check().err().map(|e| e.to_string()),
