@@ -3,7 +3,9 @@
 //! indexes, staging, workspace dirs, top-level `media`, `__openclaw.media`, odd values)
 //! goes through clawstate's `migrate::rows::event_line` and through 9.6's own
 //! `canonicalizeTranscriptEventMedia` run in Node; the stored text is the same, and a
-//! shape 9.6 throws on is refused by both.
+//! shape 9.6 throws on is refused by both. A transcript with such a line stops
+//! `claw-migrate import` (65, one line naming file and line, nothing changed) as it stops
+//! 9.6's doctor, and `plan` names it.
 
 mod agent_db_support;
 mod support;
@@ -250,4 +252,121 @@ fn media_is_stored_as_9_6_stores_it() {
     // The mix exercises what it claims to: rewritten lines and refused ones.
     assert!(changed > 1000, "only {changed} lines were made canonical");
     assert!(refused > 20, "only {refused} lines were refused");
+}
+
+/// A legacy dir whose transcript has a user message with two paths and one type, and no
+/// canonical facts to align them (9.6 throws on it).
+fn write_ambiguous_dir(home: &Path) -> PathBuf {
+    let state = home.join(".openclaw");
+    let dir = state.join("agents/main/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sid = "11111111-2222-4333-8444-555555555555";
+    let file = dir.join(format!("{sid}.jsonl"));
+    let store = json!({"agent:main:main":{"sessionId":sid,"updatedAt":1_796_000_000_000_i64,"sessionFile":file.to_string_lossy()}});
+    std::fs::write(
+        dir.join("sessions.json"),
+        serde_json::to_string_pretty(&store).unwrap(),
+    )
+    .unwrap();
+    let lines = [
+        json!({"type":"session","version":3,"id":sid,"timestamp":"2026-11-30T00:00:00.000Z","cwd":"/w"}),
+        json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-30T00:00:01.000Z",
+            "message":{"role":"user","content":"two photos","MediaPaths":["/in/a.png","/in/b.png"],"MediaTypes":["image/png"]}}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-30T00:00:02.000Z",
+            "message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}),
+    ];
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, body).unwrap();
+    std::fs::write(
+        state.join("openclaw.json"),
+        r#"{"agents":{"list":[{"id":"main","default":true}]}}"#,
+    )
+    .unwrap();
+    file
+}
+
+/// Every file below `dir` with its bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn media_9_6_refuses_stops_the_import_before_anything_is_written() {
+    let home = tempfile::tempdir().unwrap();
+    let file = write_ambiguous_dir(home.path());
+    let before = tree(home.path());
+    // The plan names the line and says it blocks.
+    let out = support::claw("claw-migrate", home.path())
+        .args(["plan", "--all-agents", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("\"transcript_media_refused\"") && plan.contains(":2: legacy media arrays"),
+        "{plan}"
+    );
+    // The import refuses with one line naming the file and line, and exits 65.
+    let out = support::claw("claw-migrate", home.path())
+        .args(["import", "--all-agents"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(65),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("{}", file.display())) && err.contains("line 2: legacy media arrays"),
+        "{err}"
+    );
+    let mut after = tree(home.path());
+    after.retain(|(p, _)| !p.starts_with(home.path().join("tmp")));
+    let mut before = before;
+    before.retain(|(p, _)| !p.starts_with(home.path().join("tmp")));
+    assert_eq!(before, after, "nothing changed");
+    // 9.6's doctor stops on the same line: no session reaches its database.
+    let Some(peer) = agent_db_support::peer96() else {
+        eprintln!("doctor half skipped: openclaw 2026.9.6 is not available");
+        return;
+    };
+    let o = agent_db_support::run96(
+        &peer,
+        home.path(),
+        &[
+            "doctor",
+            "--session-sqlite",
+            "import",
+            "--session-sqlite-all-agents",
+            "--json",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("legacy media arrays have ambiguous sparse positional alignment"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(file.is_file(), "doctor left the transcript in place");
 }

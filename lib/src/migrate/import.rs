@@ -125,6 +125,18 @@ struct AgentWork {
     sessions: Vec<PlannedSession>,
 }
 
+/// A transcript with a line whose media 9.6 refuses to store: 9.6's doctor stops its
+/// whole import on it, and so does this one, before anything is written (65).
+fn refuse_media(sessions_dir: &Path, t: &legacy::Transcript) -> Result<(), ImportError> {
+    match &t.media_refused {
+        Some((line, why)) => Err(ImportError::Malformed {
+            path: sessions_dir.join(&t.file.name),
+            what: format!("line {line}: {why} (9.6's doctor stops on it too); nothing imported"),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, ImportError> {
     let agent_dir = state_dir.join("agents").join(agent);
     let sessions_dir = agent_dir.join("sessions");
@@ -145,6 +157,9 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
                 })
             }
         };
+        if let Some(t) = &s.transcript {
+            refuse_media(&sessions_dir, t)?;
+        }
         if let Some(why) = &s.not_followed {
             issues.push((
                 "transcript_not_followed".to_string(),
@@ -217,6 +232,7 @@ fn plan_agent(state_dir: &Path, agent: &str, ms: i64) -> Result<AgentWork, Impor
         });
     }
     for (name, t) in &legacy.orphans {
+        refuse_media(&sessions_dir, t)?;
         let sid = name.trim_end_matches(".jsonl").to_string();
         let mtime = t.file.mtime_ms();
         let (key, entry) = recovered_session(agent, &sid, mtime);

@@ -314,6 +314,24 @@ fn read_file(file: &DataPath) -> Result<Vec<u8>, DataFileError> {
     file.read_small(MAX_TRANSCRIPT_BYTES, "a legacy transcript")
 }
 
+/// The first event of a transcript whose media 9.6 refuses to store, as an issue: 9.6's
+/// doctor stops its import on it (`legacy media arrays have ambiguous sparse positional
+/// alignment`), and `claw-migrate import` refuses it too.
+fn media_issue(lr: &LegacyRead, path: &Path, key: Option<&str>) -> Option<DoctorIssue> {
+    lr.events.iter().find_map(|e| {
+        let why = crate::migrate::rows::media::check_event(&e.value).err()?;
+        Some(DoctorIssue::new(
+            "transcript_media_refused",
+            key,
+            format!(
+                "{}:{}: {why}; 9.6's doctor stops its import on it",
+                path.display(),
+                e.line
+            ),
+        ))
+    })
+}
+
 /// Plans one agent.
 pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
     let store_path = &target.store_path;
@@ -473,6 +491,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                 } else {
                     r.action = Action::Import;
                 }
+                r.issues.extend(media_issue(&lr, &p, Some(key)));
                 let base = p.file_name().map(|n| n.to_string_lossy().into_owned());
                 r.archive_as = base.map(|b| legacy_jsonl::archive_name_pattern(key, &b));
                 read = Some(lr);
@@ -564,6 +583,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                     r.session_id = Some(session_id.clone());
                     r.db_events = snapshot.events_by_id.get(&session_id).copied();
                     fill_counts(&mut r, &lr);
+                    r.issues.extend(media_issue(&lr, &p, Some(&key)));
                     r.action = Action::ImportHistorical;
                     r.reason = Some(match &owner {
                         Some(o) => format!("no store entry names it; its id belongs to DB session {o:?}"),

@@ -54,6 +54,9 @@ pub struct Transcript {
     pub readable_end: usize,
     /// The first unreadable line (1-based) and why, when there is one.
     pub malformed: Option<(usize, String)>,
+    /// The first readable line whose media 9.6 refuses to store (1-based) and why: 9.6's
+    /// doctor stops its whole import on it ([`crate::migrate::rows::media`]).
+    pub media_refused: Option<(usize, String)>,
 }
 
 /// One store entry.
@@ -131,27 +134,56 @@ pub fn read_file(dir: &Path, name: &str) -> Result<Option<(Vec<u8>, FileIdentity
     Ok(Some((bytes, id)))
 }
 
-/// A transcript's readable prefix: how many lines it has, where it ends (bytes), and the
-/// first unreadable line (1-based) and why, when there is one.
-fn readable_prefix(bytes: &[u8]) -> (usize, usize, Option<(usize, String)>) {
-    let mut count = 0;
+/// A transcript's readable prefix (see [`Prefix`]).
+struct Prefix {
+    /// How many readable lines it has.
+    count: usize,
+    /// Where it ends (bytes).
+    end: usize,
+    /// The first unreadable line (1-based) and why.
+    malformed: Option<(usize, String)>,
+    /// The first readable line whose media 9.6 refuses (1-based) and why.
+    media_refused: Option<(usize, String)>,
+}
+
+/// A transcript's readable prefix: its lines parsed (and their media checked) once.
+fn readable_prefix(bytes: &[u8]) -> Prefix {
+    let mut p = Prefix {
+        count: 0,
+        end: bytes.len(),
+        malformed: None,
+        media_refused: None,
+    };
     let mut start = 0;
     for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
         let here = start;
         start += raw.len() + 1;
         let Ok(text) = std::str::from_utf8(raw) else {
-            return (count, here, Some((i + 1, "not UTF-8".into())));
+            p.end = here;
+            p.malformed = Some((i + 1, "not UTF-8".into()));
+            return p;
         };
         let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
             continue;
         }
-        if let Err(e) = jsjson::parse_value(text) {
-            return (count, here, Some((i + 1, e.to_string())));
+        match jsjson::parse_value(text) {
+            Ok(v) => {
+                if p.media_refused.is_none() {
+                    if let Err(why) = crate::migrate::rows::media::check_event(&v) {
+                        p.media_refused = Some((i + 1, why.to_string()));
+                    }
+                }
+            }
+            Err(e) => {
+                p.end = here;
+                p.malformed = Some((i + 1, e.to_string()));
+                return p;
+            }
         }
-        count += 1;
+        p.count += 1;
     }
-    (count, bytes.len(), None)
+    p
 }
 
 /// The non-blank lines of a prefix [`readable_prefix`] already checked (no parse again).
@@ -167,18 +199,19 @@ fn prefix_lines(bytes: &[u8]) -> Vec<String> {
 
 /// Splits a transcript into its readable lines.
 pub fn transcript_lines(bytes: &[u8]) -> (Vec<String>, Option<(usize, String)>) {
-    let (_, end, malformed) = readable_prefix(bytes);
-    (prefix_lines(&bytes[..end]), malformed)
+    let p = readable_prefix(bytes);
+    (prefix_lines(&bytes[..p.end]), p.malformed)
 }
 
 fn read_transcript(dir: &Path, name: &str) -> Result<Option<Transcript>, ImportError> {
     Ok(read_file(dir, name)?.map(|(bytes, file)| {
-        let (line_count, readable_end, malformed) = readable_prefix(&bytes);
+        let p = readable_prefix(&bytes);
         Transcript {
             file,
-            line_count,
-            readable_end,
-            malformed,
+            line_count: p.count,
+            readable_end: p.end,
+            malformed: p.malformed,
+            media_refused: p.media_refused,
         }
     }))
 }

@@ -361,6 +361,20 @@ pub fn canonicalize_event(event: &mut Value) -> Result<bool, MediaError> {
     }
 }
 
+/// Whether 9.6 can store the event's media: the error it throws, if it throws (the import
+/// and the plan ask before anything is written).
+pub fn check_event(event: &Value) -> Result<(), MediaError> {
+    match event.as_object() {
+        Some(obj) if obj.get("type").and_then(Value::as_str) == Some("message") => {
+            match obj.get("message").and_then(Value::as_object) {
+                Some(message) => canonical_message(message).map(|_| ()),
+                None => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
