@@ -491,7 +491,7 @@ pub fn plan_agent(target: &StoreTarget) -> Result<AgentPlan, PlanError> {
                 } else {
                     r.action = Action::Import;
                 }
-                r.issues.extend(media_issue(&lr, &p, Some(key)));
+                r.issues.extend(media_issue(&lr, p, Some(key)));
                 let base = p.file_name().map(|n| n.to_string_lossy().into_owned());
                 r.archive_as = base.map(|b| legacy_jsonl::archive_name_pattern(key, &b));
                 read = Some(lr);
