@@ -285,29 +285,12 @@ fn write_ambiguous_dir(home: &Path) -> PathBuf {
     file
 }
 
-/// Every file below `dir` with its bytes.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((p.clone(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn media_9_6_refuses_stops_the_import_before_anything_is_written() {
     let home = tempfile::tempdir().unwrap();
     let file = write_ambiguous_dir(home.path());
-    let before = tree(home.path());
+    let state = home.path().join(".openclaw");
+    let before = support::file_tree(&state);
     // The plan names the line and says it blocks.
     let out = support::claw("claw-migrate", home.path())
         .args(["plan", "--all-agents", "--json"])
@@ -340,11 +323,7 @@ fn media_9_6_refuses_stops_the_import_before_anything_is_written() {
         err.contains(&format!("{}", file.display())) && err.contains("line 2: legacy media arrays"),
         "{err}"
     );
-    let mut after = tree(home.path());
-    after.retain(|(p, _)| !p.starts_with(home.path().join("tmp")));
-    let mut before = before;
-    before.retain(|(p, _)| !p.starts_with(home.path().join("tmp")));
-    assert_eq!(before, after, "nothing changed");
+    assert!(support::file_tree(&state) == before, "nothing changed");
     // 9.6's doctor stops on the same line: no session reaches its database.
     let Some(peer) = agent_db_support::peer96() else {
         eprintln!("doctor half skipped: openclaw 2026.9.6 is not available");

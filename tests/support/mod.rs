@@ -148,3 +148,22 @@ impl Drop for Immutable {
         }
     }
 }
+
+/// Every file below `dir` with its bytes, by path relative to `dir` (to assert that a
+/// command changed nothing).
+pub fn file_tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).expect("below dir").to_path_buf();
+                out.insert(rel, std::fs::read(&p).expect("readable file"));
+            }
+        }
+    }
+    out
+}
