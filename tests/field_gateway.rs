@@ -215,8 +215,17 @@ fn field_gateways_own_lock_is_in_use_not_stale() {
             holds_open(pid, &lock),
             "the gateway keeps its lock file open"
         );
-        let payload: Value =
-            serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+        // The gateway creates the lock file, then writes its payload: wait for the payload.
+        let payload = loop {
+            let text = std::fs::read_to_string(&lock).unwrap();
+            match serde_json::from_str::<Value>(&text) {
+                Ok(v) => break v,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => panic!("the lock's payload never became JSON: {e}: {text:?}"),
+            }
+        };
         assert_eq!(payload["pid"], json!(pid));
 
         // lock status: the gateway's own stale rule is reported, removal is not advised.
