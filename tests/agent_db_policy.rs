@@ -11,7 +11,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use agent_db_support::{peer96, run96};
+use agent_db_support::peer96;
 use serde_json::{json, Value};
 use support::{claw, json_of};
 
@@ -105,23 +105,7 @@ fn imported(peer: &Path) -> tempfile::TempDir {
         json!({"session": policy_cfg()}).to_string(),
     )
     .expect("config");
-    let o = run96(
-        peer,
-        home.path(),
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "9.6 import failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(peer, home.path(), "policy fixture");
     assert!(home
         .path()
         .join(".openclaw/agents/main/agent/openclaw-agent.sqlite")

@@ -170,23 +170,7 @@ fn imported_long_session(peer: &Path, turns: usize) -> tempfile::TempDir {
         r#"{"agents":{"list":[{"id":"main","default":true}]}}"#,
     )
     .expect("write");
-    let o = agent_db_support::run96(
-        peer,
-        home.path(),
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "9.6 import failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(peer, home.path(), "history fixture");
     home
 }
 

@@ -242,23 +242,7 @@ fn doctor_import(legacy: &Path, base: &Path) -> PathBuf {
     let peer = agent_db_support::peer96().expect("checked");
     let theirs = base.join("doctor");
     copy_tree(legacy, &theirs);
-    let o = agent_db_support::run96(
-        &peer,
-        &theirs,
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "doctor: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(&peer, &theirs, "the delivery dir");
     theirs
 }
 

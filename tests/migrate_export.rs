@@ -362,23 +362,7 @@ fn export_then_9_6_import_round_trips() {
         state2.join("openclaw.json"),
     )
     .unwrap();
-    let o = run96(
-        &peer,
-        h2.path(),
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "9.6 import of the export failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(&peer, h2.path(), "the export");
     assert_eq!(listing(&peer, h.path()), listing(&peer, h2.path()));
     for agent in AGENTS {
         let a = db_sessions(&db_of(h.path(), agent));

@@ -10,7 +10,7 @@ mod support;
 
 use std::path::Path;
 
-use agent_db_support::{imported_template, peer96, run96};
+use agent_db_support::{imported_template, peer96};
 use field_support::{FakeModel, Gateway};
 use serde_json::json;
 use support::{claw, json_of};
@@ -155,23 +155,7 @@ fn sessions_a_9_6_gateway_wrote_after_the_migration_export_as_it_stored_them() {
         r#"{"agents":{"list":[{"id":"main","default":true}]}}"#,
     )
     .unwrap();
-    let o = run96(
-        &peer,
-        h2.path(),
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(&peer, h2.path(), "the export");
     let again = events_by_key(
         &h2.path()
             .join(".openclaw/agents/main/agent/openclaw-agent.sqlite"),

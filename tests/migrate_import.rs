@@ -145,22 +145,7 @@ fn doctor_and_claw_migrate_import_the_same_dir_to_the_same_rows() {
     let (theirs, ours) = (base.path().join("doctor"), base.path().join("clawstate"));
     copy_tree(&legacy, &theirs);
     copy_tree(&legacy, &ours);
-    let o = agent_db_support::run96(
-        &peer,
-        &theirs,
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "doctor: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    agent_db_support::doctor_import(&peer, &theirs, "the legacy dir");
     claw("claw-migrate", &ours)
         .args(["import", "--all-agents"])
         .assert()

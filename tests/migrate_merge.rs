@@ -97,26 +97,6 @@ fn put_back(home: &Path, held: &Path, stores: &[serde_json::Map<String, Value>])
     }
 }
 
-fn doctor_import(peer: &Path, home: &Path) {
-    let o = agent_db_support::run96(
-        peer,
-        home,
-        &[
-            "doctor",
-            "--session-sqlite",
-            "import",
-            "--session-sqlite-all-agents",
-            "--json",
-        ],
-    );
-    assert!(
-        o.status.success(),
-        "doctor: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 /// The clock our imports run with.
 const NOW_ARG: i64 = 1_796_300_000_000;
 
@@ -187,14 +167,14 @@ fn doctor_and_claw_migrate_merge_the_rest_into_an_existing_db_to_the_same_rows()
     let first = base.path().join("first");
     let held = base.path().join("held");
     let stores = split(&legacy, &first, &held, 3);
-    doctor_import(&peer, &first);
+    agent_db_support::doctor_import(&peer, &first, "merge");
     let (theirs, ours) = (base.path().join("doctor"), base.path().join("clawstate"));
     for home in [&theirs, &ours] {
         copy_tree(&first, home);
         put_back(home, &held, &stores);
     }
     let before = canonical_dump(&agent_db_support::db_of(&ours, "main"));
-    doctor_import(&peer, &theirs);
+    agent_db_support::doctor_import(&peer, &theirs, "merge");
     let report = ours_import(&ours);
     assert_same_dump(&theirs, &ours);
 

@@ -61,6 +61,29 @@ pub fn peer96() -> Option<PathBuf> {
     .clone()
 }
 
+/// Imports the legacy files under `home` with 9.6's `doctor --session-sqlite import
+/// --session-sqlite-all-agents`, panicking with its output (`what` names the import) if
+/// it fails.
+pub fn doctor_import(peer: &Path, home: &Path, what: &str) {
+    let o = run96(
+        peer,
+        home,
+        &[
+            "doctor",
+            "--session-sqlite",
+            "import",
+            "--session-sqlite-all-agents",
+            "--json",
+        ],
+    );
+    assert!(
+        o.status.success(),
+        "{what}: 9.6 doctor import failed: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Runs 2026.9.6 with `home` as HOME.
 pub fn run96(peer: &Path, home: &Path, args: &[&str]) -> std::process::Output {
     Command::new(peer)
@@ -294,23 +317,7 @@ pub fn imported_template() -> Option<&'static Path> {
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work).unwrap();
         write_legacy_state(&work, 25, FIXTURE_NOW);
-        let o = run96(
-            &peer,
-            &work,
-            &[
-                "doctor",
-                "--session-sqlite",
-                "import",
-                "--session-sqlite-all-agents",
-                "--json",
-            ],
-        );
-        assert!(
-            o.status.success(),
-            "9.6 import failed: {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
+        doctor_import(&peer, &work, "the fixture");
         // Checkpoint is the gateway's business; the copy keeps the WAL as users have it.
         match std::fs::rename(&work, &done) {
             Ok(()) => {}

@@ -33,6 +33,22 @@ pub enum Change {
     },
 }
 
+/// Where a header recovery keeps `session`'s original (its `.corrupt-…` copy beside the
+/// transcript), as the [`Change::Replace`] target and as the report's text; `None` without
+/// a recovery.
+pub fn kept_original(
+    session: &SessionRef,
+    recovery: Option<&crate::transcript::repair::HeaderRecovery>,
+) -> Result<Option<(DataPath, String)>, TranscriptOpError> {
+    recovery
+        .map(|r| {
+            let copy = session.file.with_suffix(&r.backup_suffix)?;
+            let text = copy.path().to_string_lossy().into_owned();
+            Ok((copy, text))
+        })
+        .transpose()
+}
+
 /// Locks `session`'s transcript (unless `dry_run`), reads it, passes its bytes to
 /// `decide`, and writes the [`Change`] it returns (unless `dry_run`); returns what
 /// `decide` returned with the change.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::install::context::StateContext;
 use crate::transcript::{migrate, reader, repair, tree};
 
-use super::locked_rewrite::{locked_rewrite, Change};
+use super::locked_rewrite::{kept_original, locked_rewrite, Change};
 use super::write_access::writable_session;
 use super::TranscriptOpError;
 
@@ -59,13 +59,7 @@ pub fn migrate(
             });
         }
         let recovery = repair::recover_header(content, &sid, &cwd, ctx.now_ms);
-        let keep_original_as = recovery
-            .as_ref()
-            .map(|r| s.file.with_suffix(&r.backup_suffix))
-            .transpose()?;
-        let corrupt_copy = keep_original_as
-            .as_ref()
-            .map(|p| p.path().to_string_lossy().into_owned());
+        let (keep_original_as, corrupt_copy) = kept_original(&s, recovery.as_ref())?.unzip();
         let header_recovered = recovery.is_some();
         let (report, bytes) = match recovery {
             Some(r) => (r.migration, Some(r.bytes)),

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::install::context::StateContext;
 use crate::transcript::repair;
 
-use super::locked_rewrite::{locked_rewrite, Change};
+use super::locked_rewrite::{kept_original, locked_rewrite, Change};
 use super::write_access::writable_session;
 use super::TranscriptOpError;
 
@@ -68,13 +68,7 @@ pub fn repair(
         let recovery = repair::recover_header(content, &sid, &cwd, ctx.now_ms);
         let base = recovery.as_ref().map_or(content, |r| &r.bytes[..]);
         let outcome = repair::repair_content(base, ctx.now_ms, &mut repair::new_uuid);
-        let keep_original_as = recovery
-            .as_ref()
-            .map(|r| s.file.with_suffix(&r.backup_suffix))
-            .transpose()?;
-        let corrupt_copy = keep_original_as
-            .as_ref()
-            .map(|p| p.path().to_string_lossy().into_owned());
+        let (keep_original_as, corrupt_copy) = kept_original(&s, recovery.as_ref())?.unzip();
         let header_recovered = recovery.is_some();
         let bytes = outcome.bytes.or_else(|| recovery.map(|r| r.bytes));
         let r = outcome.report;
